@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on loopback, for e2e tests and local runs:
+#   etcd, kube-apiserver (RBAC, service-account keys, front-proxy), kube-scheduler, and KWOK managing 3 fake nodes.
+# Usage:
+#   hack/cluster.sh up NAME     build the pinned binaries if needed, create PKI, start everything, wait until ready
+#   hack/cluster.sh env NAME    print `export` lines (KUBECONFIG, CLUSTER_DIR, PATH with the pinned kubectl first, ...)
+#   hack/cluster.sh down NAME   stop every process this cluster started (tracked PIDs only) and remove its folder
+# Clusters live in ${KCM_CLUSTERS_DIR:-_output/clusters}/NAME; several can run side by side (free ports each).
+# Each component logs to CLUSTER_DIR/logs/<component>.log.
+. "$(dirname "$0")/lib.sh"
+
+CLUSTERS_DIR="${KCM_CLUSTERS_DIR:-${OUTPUT_DIR}/clusters}"
+KWOK_NODES="${KWOK_NODES:-3}"
+
+usage() { echo "usage: $0 up|down|env NAME" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+cmd="$1"; name="$2"
+[[ "$name" =~ ^[a-zA-Z0-9_.-]+$ ]] || die "cluster name must be [a-zA-Z0-9_.-]+: '$name'"
+D="${CLUSTERS_DIR}/${name}"
+
+# ---------------------------------------------------------------------------------------------- helpers
+free_ports() {  # free_ports N: N distinct free TCP ports on 127.0.0.1
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+# start NAME BINARY ARGS...: runs a component in its own session, logs to logs/NAME.log, PID in pids/NAME.pid.
+start() {
+  local comp="$1"; shift
+  setsid "$@" >"${D}/logs/${comp}.log" 2>&1 < /dev/null &
+  echo $! > "${D}/pids/${comp}.pid"
+}
+
+alive() {  # alive COMPONENT: its tracked process still runs (and is ours: its command line names the folder)
+  local f="${D}/pids/$1.pid" pid
+  [ -f "$f" ] || return 1
+  pid=$(cat "$f")
+  kill -0 "$pid" 2>/dev/null && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$D"
+}
+
+wait_http() {  # wait_http COMPONENT URL SECONDS PATTERN [curl args...]: until URL's body matches PATTERN
+  local comp="$1" url="$2" secs="$3" pattern="$4"; shift 4
+  local deadline=$(( $(date +%s) + secs ))
+  until curl -fsS --max-time 2 "$@" "$url" 2>/dev/null | grep -qE "$pattern"; do
+    if ! alive "$comp"; then
+      tail -n 30 "${D}/logs/${comp}.log" >&2
+      die "${comp} exited while starting (log: ${D}/logs/${comp}.log)"
+    fi
+    [ "$(date +%s)" -lt "$deadline" ] || { tail -n 30 "${D}/logs/${comp}.log" >&2; die "${comp} not ready at ${url} after ${secs}s"; }
+    sleep 0.5
+  done
+}
+
+# ---------------------------------------------------------------------------------------------- PKI
+# sign NAME CN [O] EKU [SANS]: key + cert signed by CA (pki/ca or pki/front-proxy-ca via $CA)
+sign() {
+  local n="$1" cn="$2" o="$3" eku="$4" sans="${5:-}" subj="/CN=$2"
+  [ -n "$o" ] && subj="/O=${o}/CN=${cn}"
+  openssl genrsa -out "pki/${n}.key" 2048 2>/dev/null
+  openssl req -new -key "pki/${n}.key" -subj "$subj" -out "pki/${n}.csr" 2>/dev/null
+  {
+    echo "basicConstraints=critical,CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=${eku}"
+    [ -n "$sans" ] && echo "subjectAltName=${sans}"
+  } > "pki/${n}.ext"
+  openssl x509 -req -in "pki/${n}.csr" -CA "pki/${CA}.crt" -CAkey "pki/${CA}.key" -CAcreateserial \
+    -days 3650 -sha256 -extfile "pki/${n}.ext" -out "pki/${n}.crt" 2>/dev/null
+  rm -f "pki/${n}.csr" "pki/${n}.ext"
+}
+
+make_ca() {  # make_ca NAME CN
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "pki/$1.key" -out "pki/$1.crt" -days 3650 -sha256 \
+    -subj "/CN=$2" -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign" 2>/dev/null
+}
+
+# kubeconfig FILE USER CERTNAME: kubeadm-style kubeconfig with embedded CA and client cert/key
+kubeconfig() {
+  local f="$1" user="$2" c="$3"
+  cat > "$f" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: $(base64 -w0 pki/ca.crt)
+    server: https://127.0.0.1:${APISERVER_PORT}
+  name: ${name}
+contexts:
+- context:
+    cluster: ${name}
+    user: ${user}
+  name: ${user}@${name}
+current-context: ${user}@${name}
+preferences: {}
+users:
+- name: ${user}
+  user:
+    client-certificate-data: $(base64 -w0 "pki/${c}.crt")
+    client-key-data: $(base64 -w0 "pki/${c}.key")
+KC
+  chmod 600 "$f"
+}
+
+make_pki() {
+  mkdir -p pki
+  CA=ca; make_ca ca kubernetes
+  sign apiserver kube-apiserver "" serverAuth \
+    "IP:127.0.0.1,IP:${SERVICE_IP},IP:0:0:0:0:0:0:0:1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  sign admin kubernetes-admin system:masters clientAuth
+  sign controller-manager system:kube-controller-manager "" clientAuth
+  sign scheduler system:kube-scheduler "" clientAuth
+  sign apiserver-kubelet-client kube-apiserver-kubelet-client system:masters clientAuth
+  CA=front-proxy-ca; make_ca front-proxy-ca front-proxy-ca
+  sign front-proxy-client front-proxy-client "" clientAuth
+  openssl genrsa -out pki/sa.key 2048 2>/dev/null
+  openssl rsa -in pki/sa.key -pubout -out pki/sa.pub 2>/dev/null
+  rm -f pki/*.srl
+  kubeconfig admin.conf kubernetes-admin admin
+  kubeconfig controller-manager.conf system:kube-controller-manager controller-manager
+  kubeconfig scheduler.conf system:kube-scheduler scheduler
+}
+
+# ---------------------------------------------------------------------------------------------- up
+up() {
+  [ -e "$D" ] && die "cluster '${name}' exists at ${D}; run: $0 down ${name}"
+  local bin; bin="$(bash "${REPO_ROOT}/hack/build-control-plane.sh")"
+  mkdir -p "${D}/logs" "${D}/pids"
+  cd "$D"
+  UP_OK=0
+  trap 'if [ "$UP_OK" != 1 ]; then echo "!!! cluster up failed; logs kept in ${D}.failed-logs; tearing down ${name}" >&2; cd /; rm -rf "${D}.failed-logs"; cp -r "${D}/logs" "${D}.failed-logs" 2>/dev/null; down; fi' EXIT
+
+  read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT SCHEDULER_PORT KCM_PORT < <(free_ports 5)
+  SERVICE_CIDR="10.96.0.0/22"; SERVICE_IP="10.96.0.1"
+  CLUSTER_CIDR="100.64.0.0/10"; KWOK_POD_CIDR="10.244.0.0/16"
+  cat > cluster.env <<ENV
+CLUSTER_NAME=${name}
+CLUSTER_DIR=${D}
+CONTROL_PLANE_BIN=${bin}
+KUBERNETES_VERSION=${KUBERNETES_VERSION}
+ETCD_PORT=${ETCD_PORT}
+APISERVER_PORT=${APISERVER_PORT}
+APISERVER_URL=https://127.0.0.1:${APISERVER_PORT}
+SCHEDULER_PORT=${SCHEDULER_PORT}
+KCM_PORT=${KCM_PORT}
+SERVICE_CIDR=${SERVICE_CIDR}
+CLUSTER_CIDR=${CLUSTER_CIDR}
+ENV
+  log "cluster ${name}: PKI"
+  make_pki
+
+  log "cluster ${name}: etcd on 127.0.0.1:${ETCD_PORT}"
+  start etcd "${bin}/etcd" --name=e0 --data-dir="${D}/etcd" \
+    --listen-client-urls="http://127.0.0.1:${ETCD_PORT}" --advertise-client-urls="http://127.0.0.1:${ETCD_PORT}" \
+    --listen-peer-urls="http://127.0.0.1:${ETCD_PEER_PORT}" --initial-advertise-peer-urls="http://127.0.0.1:${ETCD_PEER_PORT}" \
+    --initial-cluster="e0=http://127.0.0.1:${ETCD_PEER_PORT}" --unsafe-no-fsync --log-level=warn
+  wait_http etcd "http://127.0.0.1:${ETCD_PORT}/health" 30 '"health":"true"'
+
+  log "cluster ${name}: kube-apiserver on https://127.0.0.1:${APISERVER_PORT}"
+  start kube-apiserver "${bin}/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
+    --bind-address=127.0.0.1 --secure-port="${APISERVER_PORT}" --advertise-address=127.0.0.1 \
+    --cert-dir="${D}/apiserver-certs" \
+    --tls-cert-file="${D}/pki/apiserver.crt" --tls-private-key-file="${D}/pki/apiserver.key" \
+    --client-ca-file="${D}/pki/ca.crt" \
+    --kubelet-client-certificate="${D}/pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="${D}/pki/apiserver-kubelet-client.key" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="${D}/pki/sa.pub" --service-account-signing-key-file="${D}/pki/sa.key" \
+    --service-cluster-ip-range="${SERVICE_CIDR}" \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --allow-privileged=true --endpoint-reconciler-type=none --enable-bootstrap-token-auth=true \
+    --requestheader-client-ca-file="${D}/pki/front-proxy-ca.crt" --requestheader-allowed-names=front-proxy-client \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- --requestheader-group-headers=X-Remote-Group \
+    --requestheader-username-headers=X-Remote-User \
+    --proxy-client-cert-file="${D}/pki/front-proxy-client.crt" --proxy-client-key-file="${D}/pki/front-proxy-client.key" \
+    --profiling=false --v=1
+  wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
+
+  log "cluster ${name}: kube-scheduler on https://127.0.0.1:${SCHEDULER_PORT}"
+  start kube-scheduler "${bin}/kube-scheduler" --kubeconfig="${D}/scheduler.conf" \
+    --authentication-kubeconfig="${D}/scheduler.conf" --authorization-kubeconfig="${D}/scheduler.conf" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="${SCHEDULER_PORT}" --v=1
+
+  log "cluster ${name}: kwok managing ${KWOK_NODES} fake nodes"
+  local stages=() s
+  for s in "${bin}/../kwok-stages"/*.yaml; do stages+=("--config=${s}"); done
+  start kwok "${bin}/kwok" --kubeconfig="${D}/admin.conf" \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-lease-duration-seconds=40 --cidr="${KWOK_POD_CIDR}" --node-ip=127.0.0.1 "${stages[@]}"
+  local i nodes=""
+  for ((i = 0; i < KWOK_NODES; i++)); do
+    nodes+="
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-${i}
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: \"0\"
+  labels:
+    type: kwok
+    kubernetes.io/hostname: kwok-node-${i}
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    topology.kubernetes.io/zone: zone-a
+status:
+  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\"}
+  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\"}"
+  done
+  "${bin}/kubectl" --kubeconfig="${D}/admin.conf" apply -f - <<<"$nodes" >/dev/null
+  if ! "${bin}/kubectl" --kubeconfig="${D}/admin.conf" wait --for=condition=Ready node -l type=kwok \
+        --timeout=90s >/dev/null; then
+    tail -n 30 "${D}/logs/kwok.log" >&2
+    die "KWOK nodes did not become Ready (log: ${D}/logs/kwok.log)"
+  fi
+  alive kube-scheduler || die "kube-scheduler exited (log: ${D}/logs/kube-scheduler.log)"
+  UP_OK=1
+  log "cluster ${name} is up: ${D} (apiserver https://127.0.0.1:${APISERVER_PORT}); eval \"\$($0 env ${name})\""
+}
+
+# ---------------------------------------------------------------------------------------------- down
+down() {
+  [ -d "$D" ] || { log "cluster ${name}: nothing to stop (${D} absent)"; return 0; }
+  local comp pid f pids=()
+  # Reverse dependency order; extra components (e.g. a kube-controller-manager under test) first.
+  for f in "${D}"/pids/*.pid; do
+    [ -e "$f" ] || continue
+    comp=$(basename "$f" .pid)
+    case "$comp" in etcd|kube-apiserver|kube-scheduler|kwok) continue ;; esac
+    alive "$comp" && pids+=("$(cat "$f")")
+  done
+  for comp in kwok kube-scheduler kube-apiserver etcd; do
+    alive "$comp" && pids+=("$(cat "${D}/pids/${comp}.pid")")
+  done
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  local deadline=$(( $(date +%s) + 15 ))
+  for pid in "${pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.2; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  rm -rf "$D"
+  log "cluster ${name}: down"
+}
+
+env_() {
+  [ -f "${D}/cluster.env" ] || die "cluster '${name}' is not up (${D}/cluster.env missing)"
+  # shellcheck disable=SC1091
+  . "${D}/cluster.env"
+  echo "export CLUSTER_NAME='${name}'"
+  echo "export CLUSTER_DIR='${D}'"
+  echo "export KUBECONFIG='${D}/admin.conf'"
+  echo "export APISERVER_URL='${APISERVER_URL}'"
+  echo "export KCM_PORT='${KCM_PORT}'"
+  echo "export CONTROL_PLANE_BIN='${CONTROL_PLANE_BIN}'"
+  echo "export PATH='${CONTROL_PLANE_BIN}':\"\$PATH\""
+}
+
+case "$cmd" in
+  up) up ;;
+  down) down ;;
+  env) env_ ;;
+  *) usage ;;
+esac

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs everything: install deps if missing, build, unit tests, build the control plane if stale, e2e.
+# Exits non-zero on any failure; prints how many unit and e2e tests ran.
+. "$(dirname "$0")/lib.sh"
+cd "${REPO_ROOT}"
+t0=$(date +%s)
+bash hack/install-deps.sh
+bash hack/build.sh
+
+counts() {  # counts FILE: "<passed> <failed>" from a GoogleTest JSON report
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception:
+    print("0 0"); sys.exit()
+failed = sum(1 for s in r.get("testsuites", []) for t in s.get("testsuite", []) if t.get("failures"))
+run = sum(1 for s in r.get("testsuites", []) for t in s.get("testsuite", []) if t.get("result") == "COMPLETED" and t.get("status") == "RUN")
+print(run - failed, failed)
+PY
+}
+
+log "unit tests"
+rm -f "${OUTPUT_DIR}/unit-results.json"
+unit_rc=0
+"${OUTPUT_DIR}/bin/kcm_unit_tests" --gtest_output="json:${OUTPUT_DIR}/unit-results.json" || unit_rc=$?
+read -r unit_pass unit_fail < <(counts "${OUTPUT_DIR}/unit-results.json")
+log "unit: ${unit_pass} passed, ${unit_fail} failed"
+
+log "control plane (rebuilt only if the pin changed)"
+bash hack/build-control-plane.sh >/dev/null
+
+log "e2e tests"
+rm -f "${OUTPUT_DIR}/e2e-results.json"
+e2e_rc=0
+bash test/e2e/run.sh || e2e_rc=$?
+read -r e2e_pass e2e_fail < <(counts "${OUTPUT_DIR}/e2e-results.json")
+
+echo
+echo "unit: ${unit_pass} passed, ${unit_fail} failed"
+echo "e2e: ${e2e_pass} passed, ${e2e_fail} failed"
+echo "took $(( $(date +%s) - t0 )) s"
+total_fail=$(( unit_fail + e2e_fail ))
+[ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))  # crashed before reporting
+[ $e2e_rc -ne 0 ] && [ "$e2e_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))
+echo "$(( unit_pass + e2e_pass )) passed, ${total_fail} failed"
+[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ]
