@@ -43,6 +43,11 @@ alive() {  # alive COMPONENT: its tracked process still runs (and is ours: its c
   kill -0 "$pid" 2>/dev/null && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$D"
 }
 
+running() {  # running PID: exists and is not a zombie waiting for a parent that is not ours to reap
+  [ -r "/proc/$1/stat" ] || return 1
+  [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != "Z" ]
+}
+
 wait_http() {  # wait_http COMPONENT URL SECONDS PATTERN [curl args...]: until URL's body matches PATTERN
   local comp="$1" url="$2" secs="$3" pattern="$4"; shift 4
   local deadline=$(( $(date +%s) + secs ))
@@ -226,25 +231,29 @@ status:
 }
 
 # ---------------------------------------------------------------------------------------------- down
+stop_pids() {  # stop_pids PID...: TERM, wait up to 15 s, then KILL
+  local pid deadline=$(( $(date +%s) + 15 ))
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "$@"; do
+    while running "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
 down() {
   [ -d "$D" ] || { log "cluster ${name}: nothing to stop (${D} absent)"; return 0; }
-  local comp pid f pids=()
-  # Reverse dependency order; extra components (e.g. a kube-controller-manager under test) first.
+  local comp f clients=()
+  # Clients first (components under test, kwok, scheduler), then the apiserver, then etcd: an apiserver whose
+  # etcd is gone, or clients whose apiserver is gone, linger in retries.
   for f in "${D}"/pids/*.pid; do
     [ -e "$f" ] || continue
     comp=$(basename "$f" .pid)
-    case "$comp" in etcd|kube-apiserver|kube-scheduler|kwok) continue ;; esac
-    alive "$comp" && pids+=("$(cat "$f")")
+    case "$comp" in etcd|kube-apiserver) continue ;; esac
+    alive "$comp" && clients+=("$(cat "$f")")
   done
-  for comp in kwok kube-scheduler kube-apiserver etcd; do
-    alive "$comp" && pids+=("$(cat "${D}/pids/${comp}.pid")")
-  done
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  local deadline=$(( $(date +%s) + 15 ))
-  for pid in "${pids[@]}"; do
-    while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.2; done
-    kill -KILL "$pid" 2>/dev/null || true
-  done
+  [ ${#clients[@]} -gt 0 ] && stop_pids "${clients[@]}"
+  alive kube-apiserver && stop_pids "$(cat "${D}/pids/kube-apiserver.pid")"
+  alive etcd && stop_pids "$(cat "${D}/pids/etcd.pid")"
   rm -rf "$D"
   log "cluster ${name}: down"
 }
