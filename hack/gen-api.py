@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Generates typed C++ API structs and their JSON codecs from the pinned OpenAPI v2 schema.
+
+Inputs:
+  api/openapi-spec/swagger.json  the schema served by the pinned kube-apiserver (`kubectl get --raw /openapi/v2`)
+  the Go sources of k8s.io/api and k8s.io/apimachinery at the pinned release (Go module cache), read only to learn
+  what the schema cannot say: whether a field is a Go pointer (unset differs from zero -> std::optional) and
+  whether it is `omitempty` (how the apiserver and kubectl encode it).
+Outputs: src/api/gen/<group>_<version>.{h,cc} and <group>_<version>_codec.h, one translation unit per group/version.
+
+Run through hack/update-api.sh (regeneration is that one command).
+"""
+import json
+import os
+import re
+import sys
+from collections import OrderedDict
+
+GROUPS = OrderedDict([
+    # schema prefix                              (c++ namespace path, file stem, go package dir)
+    ("io.k8s.apimachinery.pkg.apis.meta.v1", ("meta::v1", "meta_v1", "apimachinery/pkg/apis/meta/v1")),
+    ("io.k8s.api.core.v1", ("core::v1", "core_v1", "api/core/v1")),
+    ("io.k8s.api.apps.v1", ("apps::v1", "apps_v1", "api/apps/v1")),
+    ("io.k8s.api.batch.v1", ("batch::v1", "batch_v1", "api/batch/v1")),
+    ("io.k8s.api.autoscaling.v1", ("autoscaling::v1", "autoscaling_v1", "api/autoscaling/v1")),
+    ("io.k8s.api.autoscaling.v2", ("autoscaling::v2", "autoscaling_v2", "api/autoscaling/v2")),
+    ("io.k8s.api.policy.v1", ("policy::v1", "policy_v1", "api/policy/v1")),
+    ("io.k8s.api.discovery.v1", ("discovery::v1", "discovery_v1", "api/discovery/v1")),
+    ("io.k8s.api.coordination.v1", ("coordination::v1", "coordination_v1", "api/coordination/v1")),
+    ("io.k8s.api.certificates.v1", ("certificates::v1", "certificates_v1", "api/certificates/v1")),
+    ("io.k8s.api.rbac.v1", ("rbac::v1", "rbac_v1", "api/rbac/v1")),
+    ("io.k8s.api.storage.v1", ("storage::v1", "storage_v1", "api/storage/v1")),
+    ("io.k8s.api.networking.v1", ("networking::v1", "networking_v1", "api/networking/v1")),
+    ("io.k8s.api.resource.v1", ("resource::v1", "resource_v1", "api/resource/v1")),
+    ("io.k8s.api.authentication.v1", ("authentication::v1", "authentication_v1", "api/authentication/v1")),
+    ("io.k8s.api.authorization.v1", ("authorization::v1", "authorization_v1", "api/authorization/v1")),
+    ("io.k8s.api.events.v1", ("events::v1", "events_v1", "api/events/v1")),
+    ("io.k8s.api.scheduling.v1", ("scheduling::v1", "scheduling_v1", "api/scheduling/v1")),
+    ("io.k8s.api.scheduling.v1alpha3", ("scheduling::v1alpha3", "scheduling_v1alpha3", "api/scheduling/v1alpha3")),
+])
+
+# Hand-written types in src/api/support (see types.h there).
+SPECIAL = {
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": "::kcm::api::Quantity",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "::kcm::api::IntOrString",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "::kcm::api::Time",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": "::kcm::api::MicroTime",
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": "::kcm::api::RawJson",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": "::kcm::api::RawJson",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch": "::kcm::api::RawJson",
+}
+# Go struct types (not pointers) whose zero value still encodes (as null): metav1.Time/MicroTime.
+ZERO_ENCODES_NULL = {"::kcm::api::Time", "::kcm::api::MicroTime"}
+
+CPP_KEYWORDS = {"namespace", "default", "operator", "template", "continue", "class", "private", "public",
+                "protected", "delete", "new", "union", "volatile", "register", "export", "explicit", "friend",
+                "inline", "mutable", "static", "this", "throw", "typename", "using", "virtual", "bool", "int",
+                "long", "short", "signed", "unsigned", "void", "char", "double", "float", "auto", "break",
+                "case", "catch", "const", "do", "else", "enum", "extern", "for", "goto", "if", "return",
+                "sizeof", "struct", "switch", "try", "typedef", "while", "and", "or", "not", "xor", "bitand",
+                "bitor", "compl", "requires", "concept", "module", "import"}
+
+
+def member(name):
+    n = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return n + "_" if n in CPP_KEYWORDS else n
+
+
+# ------------------------------------------------------------------------------------------------ Go sources
+GO_FIELD = re.compile(r'^\s*(?:(\w+)\s+)?([\*\[\]\w\.]+(?:\[[\w\.]+\][\*\[\]\w\.]+)?)\s+`[^`]*json:"([^"]*)"')
+
+
+def parse_go_structs(pkg_dir):
+    """{struct name: {json name: (is_pointer, omitempty)} , '__inline__': [embedded type names]}"""
+    structs = {}
+    for fn in sorted(os.listdir(pkg_dir)):
+        if not fn.endswith(".go") or fn.endswith("_test.go") or fn.startswith(("zz_", "generated")) \
+                or "swagger_doc" in fn:
+            continue
+        cur = None
+        for line in open(os.path.join(pkg_dir, fn)):
+            m = re.match(r"^type (\w+) struct \{", line)
+            if m:
+                cur = structs.setdefault(m.group(1), {"__inline__": []})
+                continue
+            if cur is None:
+                continue
+            if line.startswith("}"):
+                cur = None
+                continue
+            m = GO_FIELD.match(line)
+            if not m:
+                continue
+            fname, gotype, tag = m.groups()
+            parts = tag.split(",")
+            jname = parts[0]
+            if fname is None:  # embedded
+                if jname == "" or "inline" in parts[1:]:
+                    cur["__inline__"].append(gotype.split(".")[-1].lstrip("*"))
+                    continue
+            if jname == "-":
+                continue
+            # omitzero (Go 1.24) omits a zero struct too, e.g. ObjectMeta.creationTimestamp since 1.37.
+            cur[jname] = (gotype.startswith("*"), "omitempty" in parts[1:] or "omitzero" in parts[1:],
+                          "omitzero" in parts[1:])
+    return structs
+
+
+META_GO_STRUCTS = {}  # embedded metav1 types (TypeMeta) are resolved here when not in the package
+
+
+def go_field_info(go_structs, type_name, jname):
+    s = go_structs.get(type_name)
+    if s is None:
+        s = META_GO_STRUCTS.get(type_name)
+    if s is None:
+        return None
+    if jname in s:
+        return s[jname]
+    for emb in s["__inline__"]:
+        r = go_field_info(go_structs, emb, jname)
+        if r:
+            return r
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ model
+class Field:
+    def __init__(self, jname, cpp_type, kind, optional, omitempty, required, elem=None):
+        self.jname, self.cpp_type, self.kind = jname, cpp_type, kind  # kind: scalar|string|bytes|struct|special|array|map
+        self.optional, self.omitempty, self.required, self.elem = optional, omitempty, required, elem
+
+
+def cpp_name(defname):
+    if defname in SPECIAL:
+        return SPECIAL[defname]
+    prefix, _, tname = defname.rpartition(".")
+    if prefix not in GROUPS:
+        raise KeyError(defname)
+    return "::kcm::api::%s::%s" % (GROUPS[prefix][0], tname)
+
+
+def elem_info(schema):
+    """(cpp type, kind, referenced def or None) of a schema that is not an array/map itself."""
+    if "$ref" in schema:
+        ref = schema["$ref"].split("/")[-1]
+        if ref in SPECIAL:
+            return SPECIAL[ref], "special", ref
+        return cpp_name(ref), "struct", ref
+    t, f = schema.get("type"), schema.get("format")
+    if t == "string":
+        return ("std::string", "bytes", None) if f == "byte" else ("std::string", "string", None)
+    if t == "integer":
+        return ("int32_t" if f == "int32" else "int64_t"), "scalar", None
+    if t == "boolean":
+        return "bool", "scalar", None
+    if t == "number":
+        return "double", "scalar", None
+    if t == "object" and not schema.get("additionalProperties") and not schema.get("properties"):
+        return "::kcm::api::RawJson", "special", None
+    raise ValueError("unsupported schema %r" % schema)
+
+
+def build_fields(defname, d, go_structs):
+    tname = defname.rpartition(".")[2]
+    req = set(d.get("required", []))
+    fields, deps, missing = [], set(), []
+    for jname, ps in d.get("properties", {}).items():
+        gi = go_field_info(go_structs, tname, jname)
+        if gi is None:
+            missing.append(jname)
+            gi = (True, True, False)  # unknown to Go parsing: treat as pointer+omitempty (encode only what is set)
+        is_ptr, omit, omitzero = gi
+        t = ps.get("type")
+        if t == "array":
+            et, ek, ref = elem_info(ps["items"])
+            f = Field(jname, "std::vector<%s>" % et, "array", False, omit, jname in req, (et, ek))
+            if ref and ek == "struct":
+                deps.add((ref, "weak"))
+        elif t == "object" and "additionalProperties" in ps:
+            ap = ps["additionalProperties"]
+            if ap.get("type") == "array":
+                it, ik, _ = elem_info(ap["items"])
+                et, ek = "std::vector<%s>" % it, "array:" + ik
+            else:
+                et, ek, ref = elem_info(ap)
+                if ref and ek == "struct":
+                    deps.add((ref, "weak"))
+            f = Field(jname, "std::map<std::string, %s>" % et, "map", False, omit, jname in req, (et, ek))
+        else:
+            ct, kind, ref = elem_info(ps)
+            f = Field(jname, ct, kind, is_ptr, omit, jname in req)
+            f.omitzero = omitzero
+            if ref and kind == "struct":
+                deps.add((ref, "strong"))
+        fields.append(f)
+    return fields, deps, missing
+
+
+# ------------------------------------------------------------------------------------------------ emit
+def decode_stmt(f, target, val, ind):
+    """C++ statements decoding simdjson value `val` into `target` (an lvalue of the field's plain type)."""
+    k = f.kind
+    if k in ("scalar", "string", "bytes", "special", "struct"):
+        fn = {"bytes": "decodeBytes"}.get(k, "decodeValue")
+        return ["%sif (auto e = %s(%s, %s)) return e;" % (ind, fn, val, target)]
+    et, ek = f.elem
+    if k == "array":
+        fn = "decodeBytes" if ek == "bytes" else "decodeValue"
+        return ["%sif (auto e = decodeArray(%s, %s, [](::simdjson::ondemand::value x, %s& o) { return %s(x, o); })) return e;"
+                % (ind, val, target, et, fn)]
+    if k == "map":
+        if ek.startswith("array:"):
+            inner = ek.split(":")[1]
+            fn = "decodeBytes" if inner == "bytes" else "decodeValue"
+            it = et[len("std::vector<"):-1]
+            elem = "[](::simdjson::ondemand::value x, %s& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, %s& p) { return %s(y, p); }); }" % (et, it, fn)
+        else:
+            fn = "decodeBytes" if ek == "bytes" else "decodeValue"
+            elem = "[](::simdjson::ondemand::value x, %s& o) { return %s(x, o); }" % (et, fn)
+        return ["%sif (auto e = decodeMap(%s, %s, %s)) return e;" % (ind, val, target, elem)]
+    raise ValueError(k)
+
+
+def encode_expr(f, v):
+    k = f.kind
+    if k == "bytes":
+        return "encodeBytes(w, %s);" % v
+    if k == "array":
+        et, ek = f.elem
+        fn = "encodeBytes" if ek == "bytes" else "encodeValue"
+        return "encodeArray(w, %s, [](JsonWriter& w, const %s& x) { %s(w, x); });" % (v, et, fn)
+    if k == "map":
+        et, ek = f.elem
+        if ek.startswith("array:"):
+            inner = ek.split(":")[1]
+            fn = "encodeBytes" if inner == "bytes" else "encodeValue"
+            it = et[len("std::vector<"):-1]
+            return ("encodeMap(w, %s, [](JsonWriter& w, const %s& x) { encodeArray(w, x, [](JsonWriter& w, const %s& y) { %s(w, y); }); });"
+                    % (v, et, it, fn))
+        fn = "encodeBytes" if ek == "bytes" else "encodeValue"
+        return "encodeMap(w, %s, [](JsonWriter& w, const %s& x) { %s(w, x); });" % (v, et, fn)
+    return "encodeValue(w, %s);" % v
+
+
+def zero_test(f, v):
+    """C++ expression true when the (non-optional) value is Go's zero value for omitempty purposes."""
+    if f.kind in ("array", "map", "string", "bytes"):
+        return "%s.empty()" % v
+    if f.kind == "scalar":
+        return "%s == %s{}" % (v, f.cpp_type)
+    if f.kind == "special":
+        return "isZero(%s)" % v
+    return None  # structs: Go never omits them
+
+
+def topo_sort(names, deps):
+    out, state = [], {}
+
+    def visit(n):
+        if state.get(n) == 2:
+            return
+        if state.get(n) == 1:
+            raise ValueError("recursive by-value type involving " + n)
+        state[n] = 1
+        for d, kind in sorted(deps[n]):
+            if d in deps and kind == "strong":
+                visit(d)
+        state[n] = 2
+        out.append(n)
+
+    for n in names:
+        visit(n)
+    return out
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = json.load(open(os.path.join(root, "api/openapi-spec/swagger.json")), object_pairs_hook=OrderedDict)
+    defs = spec["definitions"]
+    modcache, version = sys.argv[1], sys.argv[2]  # GOMODCACHE, v0.X.Y
+    outdir = os.path.join(root, "src/api/gen")
+    os.makedirs(outdir, exist_ok=True)
+    go = {}
+    for prefix, (_, _, gopkg) in GROUPS.items():
+        mod, _, sub = gopkg.partition("/")
+        go[prefix] = parse_go_structs(os.path.join(modcache, "k8s.io", "%s@%s" % (mod, version), sub))
+
+    META_GO_STRUCTS.update(go["io.k8s.apimachinery.pkg.apis.meta.v1"])
+    total_missing = []
+    for prefix, (ns, stem, _) in GROUPS.items():
+        names = [k for k in defs if k.rpartition(".")[0] == prefix and k not in SPECIAL]
+        model, deps, includes = {}, {}, set()
+        for n in names:
+            fields, d, missing = build_fields(n, defs[n], go[prefix])
+            total_missing += ["%s.%s" % (n, m) for m in missing]
+            model[n] = fields
+            deps[n] = set((r, k) for r, k in d if r.rpartition(".")[0] == prefix)
+            for r, _ in d:
+                p = r.rpartition(".")[0]
+                if p != prefix:
+                    includes.add(GROUPS[p][1])
+        order = topo_sort(sorted(names), deps)
+        short = lambda n: n.rpartition(".")[2]
+        banner = "// Code generated by hack/gen-api.py from api/openapi-spec/swagger.json. DO NOT EDIT.\n"
+
+        # ---- types header
+        h = [banner, "#pragma once", "// Typed %s objects. Plain aggregates: copy before you change a cached one." % ns,
+             "#include <cstdint>", "#include <map>", "#include <optional>", "#include <string>", "#include <vector>", "",
+             '#include "api/support/types.h"']
+        h += ['#include "api/gen/%s.h"' % i for i in sorted(includes)]
+        h += ["", "namespace kcm::api::%s {" % ns, ""]
+        h += ["struct %s;" % short(n) for n in order] + [""]
+        for n in order:
+            h.append("struct %s {" % short(n))
+            for f in model[n]:
+                t = "std::optional<%s>" % f.cpp_type if f.optional else f.cpp_type
+                h.append("  %s %s{};" % (t, member(f.jname)))
+            h.append("  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim")
+            h.append("};")
+            h.append("")
+        h.append("}  // namespace kcm::api::%s" % ns)
+        open(os.path.join(outdir, stem + ".h"), "w").write("\n".join(h) + "\n")
+
+        # ---- codec header
+        c = [banner, "#pragma once", "// JSON codec for %s types. Includes simdjson: include only from .cc files." % ns,
+             '#include "api/gen/%s.h"' % stem, '#include "api/support/codec.h"']
+        c += ['#include "api/gen/%s_codec.h"' % i for i in sorted(includes)]
+        c += ["", "namespace kcm::api::%s {" % ns, ""]
+        for n in order:
+            c.append("::simdjson::error_code decodeValue(::simdjson::ondemand::value v, %s& out);" % short(n))
+            c.append("void encodeValue(::kcm::api::JsonWriter& w, const %s& in);" % short(n))
+        c += ["", "}  // namespace kcm::api::%s" % ns]
+        open(os.path.join(outdir, stem + "_codec.h"), "w").write("\n".join(c) + "\n")
+
+        # ---- codec source
+        s = [banner, '#include "api/gen/%s_codec.h"' % stem, "", "namespace kcm::api::%s {" % ns, "",
+             "using ::kcm::api::JsonWriter;", "using namespace ::kcm::api::codec;",
+             "using ::kcm::api::codec::decodeValue;", "using ::kcm::api::codec::encodeValue;", ""]
+        for n in order:
+            fields = model[n]
+            s.append("::simdjson::error_code decodeValue(::simdjson::ondemand::value v, %s& out) {" % short(n))
+            s.append("  ::simdjson::ondemand::object obj;")
+            s.append("  if (auto e = v.get_object().get(obj)) return e;")
+            s.append("  for (auto field : obj) {")
+            s.append("    std::string_view key;")
+            s.append("    if (auto e = field.unescaped_key().get(key)) return e;")
+            s.append("    ::simdjson::ondemand::value val;")
+            s.append("    if (auto e = field.value().get(val)) return e;")
+            bylen = OrderedDict()
+            for f in fields:
+                bylen.setdefault(len(f.jname), []).append(f)
+            s.append("    switch (key.size()) {")
+            for ln in sorted(bylen):
+                s.append("      case %d:" % ln)
+                for f in bylen[ln]:
+                    m = member(f.jname)
+                    s.append('        if (key == "%s") {' % f.jname)
+                    if f.optional:
+                        s.append("          if (isNull(val)) { out.%s.reset(); continue; }" % m)
+                        s.append("          auto& t = out.%s.emplace();" % m)
+                        s += decode_stmt(f, "t", "val", "          ")
+                    else:
+                        s.append("          if (isNull(val)) continue;")
+                        s += decode_stmt(f, "out.%s" % m, "val", "          ")
+                    s.append("          continue;")
+                    s.append("        }")
+                s.append("        break;")
+            s.append("      default:")
+            s.append("        break;")
+            s.append("    }")
+            s.append("    if (auto e = out.unknownFields.capture(key, val)) return e;")
+            s.append("  }")
+            s.append("  return ::simdjson::SUCCESS;")
+            s.append("}")
+            s.append("")
+            s.append("void encodeValue(JsonWriter& w, const %s& in) {" % short(n))
+            s.append("  w.beginObject();")
+            for f in fields:
+                m = member(f.jname)
+                if f.optional:
+                    s.append("  if (in.%s) { w.key(\"%s\"); %s }" % (m, f.jname, encode_expr(f, "*in." + m)))
+                    continue
+                z = zero_test(f, "in." + m)
+                null_when_zero = f.cpp_type in ZERO_ENCODES_NULL and not getattr(f, "omitzero", False)
+                if f.omitempty and z and not f.required and not null_when_zero:
+                    s.append("  if (!(%s)) { w.key(\"%s\"); %s }" % (z, f.jname, encode_expr(f, "in." + m)))
+                else:
+                    s.append("  w.key(\"%s\"); %s" % (f.jname, encode_expr(f, "in." + m)))
+            s.append("  in.unknownFields.emit(w);")
+            s.append("  w.endObject();")
+            s.append("}")
+            s.append("")
+        s.append("}  // namespace kcm::api::%s" % ns)
+        open(os.path.join(outdir, stem + ".cc"), "w").write("\n".join(s) + "\n")
+    if total_missing:
+        print("gen-api: %d schema fields not found in Go sources (treated as pointer+omitempty): %s"
+              % (len(total_missing), ", ".join(total_missing[:20])), file=sys.stderr)
+    print("gen-api: wrote %d group/versions to src/api/gen" % len(GROUPS), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+#pragma once
+// Hand-written value types the generated API structs use, matching apimachinery's JSON behaviour:
+//   Quantity (resource.Quantity), IntOrString (intstr), Time / MicroTime (metav1), RawJson (RawExtension,
+//   FieldsV1), UnknownFields (members a struct does not know, kept verbatim for round trips).
+// Light header: no JSON library here. Thread-safety: plain values.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kcm::api {
+
+class JsonWriter;
+
+// resource.Quantity. Keeps the text it was decoded from (the apiserver sends canonical forms, so re-encoding is
+// exact) and parses it on demand. Values are rounded up like Go's Value()/MilliValue().
+class Quantity {
+ public:
+  Quantity() = default;
+  // Parses "100m", "1Gi", "1e3", "0.5", ... Returns nullopt for text Go's ParseQuantity rejects.
+  static std::optional<Quantity> parse(std::string_view s);
+  static Quantity fromInt(int64_t v);        // decimalSI, "5", "5k" as Go canonicalises small cases
+  static Quantity fromMilli(int64_t milli);  // "100m", or whole units when divisible
+  const std::string& str() const { return s_; }
+  bool isZero() const;
+  int64_t value() const;       // ceil(q)
+  int64_t milliValue() const;  // ceil(q * 1000)
+  bool operator==(const Quantity& o) const { return milliValue() == o.milliValue(); }
+  int compare(const Quantity& o) const;
+
+ private:
+  explicit Quantity(std::string s) : s_(std::move(s)) {}
+  std::string s_;
+};
+
+// intstr.IntOrString.
+struct IntOrString {
+  bool isString = false;
+  int32_t intVal = 0;
+  std::string strVal;
+  static IntOrString fromInt(int32_t v) { return IntOrString{false, v, {}}; }
+  static IntOrString fromString(std::string v) { return IntOrString{true, 0, std::move(v)}; }
+  bool operator==(const IntOrString&) const = default;
+};
+
+// intstr.GetScaledValueFromIntOrPercent: an int as is, "N%" of total rounded up or down. nullopt when malformed.
+std::optional<int> getScaledValueFromIntOrPercent(const IntOrString& v, int total, bool roundUp);
+
+// metav1.Time: second precision, RFC3339 in UTC on the wire; the zero value encodes as null.
+struct Time {
+  static constexpr int64_t kZero = INT64_MIN;
+  int64_t unixSeconds = kZero;
+  bool isZero() const { return unixSeconds == kZero; }
+  static Time fromUnix(int64_t s) { return Time{s}; }
+  static Time now();
+  // Accepts RFC3339 with any offset and optional fraction (dropped, as Go's metav1.Time does).
+  static std::optional<Time> parse(std::string_view s);
+  std::string rfc3339() const;  // "2006-01-02T15:04:05Z"
+  auto operator<=>(const Time&) const = default;
+};
+
+// metav1.MicroTime: microsecond precision, "2006-01-02T15:04:05.000000Z".
+struct MicroTime {
+  static constexpr int64_t kZero = INT64_MIN;
+  int64_t unixMicros = kZero;
+  bool isZero() const { return unixMicros == kZero; }
+  static MicroTime fromUnixMicros(int64_t us) { return MicroTime{us}; }
+  static MicroTime now();
+  static std::optional<MicroTime> parse(std::string_view s);
+  std::string rfc3339Micro() const;
+  auto operator<=>(const MicroTime&) const = default;
+};
+
+// Arbitrary JSON kept as text (runtime.RawExtension, metav1.FieldsV1). Empty = absent.
+struct RawJson {
+  std::string json;
+  bool empty() const { return json.empty(); }
+  bool operator==(const RawJson&) const = default;
+};
+
+// Object members a generated struct does not know (fields newer than our schema). Null when there are none,
+// so it costs one pointer per struct. Copyable.
+class UnknownFields {
+ public:
+  UnknownFields() = default;
+  UnknownFields(const UnknownFields& o)
+      : fields_(o.fields_ ? std::make_unique<Fields>(*o.fields_) : nullptr) {}
+  UnknownFields& operator=(const UnknownFields& o) {
+    if (this != &o) fields_ = o.fields_ ? std::make_unique<Fields>(*o.fields_) : nullptr;
+    return *this;
+  }
+  UnknownFields(UnknownFields&&) noexcept = default;
+  UnknownFields& operator=(UnknownFields&&) noexcept = default;
+
+  bool empty() const { return !fields_ || fields_->empty(); }
+  // (key, raw JSON value) pairs in document order.
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  const Fields* fields() const { return fields_.get(); }
+  void add(std::string_view key, std::string_view rawJson);
+  void emit(JsonWriter& w) const;
+
+  // Defined in codec.h (needs simdjson); declared here as a template to keep this header light.
+  template <class V>
+  auto capture(std::string_view key, V& value);
+
+ private:
+  std::unique_ptr<Fields> fields_;
+};
+
+}  // namespace kcm::api

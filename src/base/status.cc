@@ -1,0 +1,35 @@
+#include "base/status.h"
+
+namespace kcm {
+
+const char* statusCodeName(StatusCode c) {
+  switch (c) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "InvalidArgument";
+    case StatusCode::kNotFound: return "NotFound";
+    case StatusCode::kAlreadyExists: return "AlreadyExists";
+    case StatusCode::kConflict: return "Conflict";
+    case StatusCode::kGone: return "Gone";
+    case StatusCode::kUnauthorized: return "Unauthorized";
+    case StatusCode::kForbidden: return "Forbidden";
+    case StatusCode::kInvalid: return "Invalid";
+    case StatusCode::kTooManyRequests: return "TooManyRequests";
+    case StatusCode::kTimeout: return "Timeout";
+    case StatusCode::kUnavailable: return "Unavailable";
+    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kCancelled: return "Cancelled";
+  }
+  return "Unknown";
+}
+
+std::string Status::toString() const {
+  if (ok()) return "OK";
+  return std::string(statusCodeName(code_)) + ": " + message_;
+}
+
+Status Status::withContext(const std::string& context) const {
+  if (ok()) return *this;
+  return Status(code_, context + ": " + message_);
+}
+
+}  // namespace kcm
