@@ -287,6 +287,24 @@ def main():
         go[prefix] = parse_go_structs(os.path.join(modcache, "k8s.io", "%s@%s" % (mod, version), sub))
 
     META_GO_STRUCTS.update(go["io.k8s.apimachinery.pkg.apis.meta.v1"])
+    # REST resources: kind -> (plural, namespaced, subresources) from the schema's paths.
+    gvk_to_def = {}
+    for dn, dv in defs.items():
+        for g in dv.get("x-kubernetes-group-version-kind", []):
+            gvk_to_def[(g["group"], g["version"], g["kind"])] = dn
+    resources = {}
+    for path, ops in spec["paths"].items():
+        get = ops.get("get", {})
+        gvk = get.get("x-kubernetes-group-version-kind")
+        if get.get("x-kubernetes-action") != "get" or not gvk or not path.endswith("/{name}"):
+            continue
+        segs = path.strip("/").split("/")
+        plural = segs[-2]
+        if "{name}" in segs[:-1]:
+            continue  # a subresource
+        dn = gvk_to_def.get((gvk["group"], gvk["version"], gvk["kind"]))
+        if dn and dn not in resources:
+            resources[dn] = (plural, "{namespace}" in segs, gvk["group"], gvk["version"], gvk["kind"])
     total_missing = []
     for prefix, (ns, stem, _) in GROUPS.items():
         names = [k for k in defs if k.rpartition(".")[0] == prefix and k not in SPECIAL]
@@ -320,6 +338,24 @@ def main():
             h.append("};")
             h.append("")
         h.append("}  // namespace kcm::api::%s" % ns)
+        res = [n for n in order if n in resources]
+        if res:
+            h += ["", "namespace kcm::api {", ""]
+            for n in res:
+                plural, namespaced, g, v, kind = resources[n]
+                lst = n + "List"
+                h.append("template <>")
+                h.append("struct ResourceTraits<%s> {" % cpp_name(n))
+                h.append('  static constexpr const char* kGroup = "%s";' % g)
+                h.append('  static constexpr const char* kVersion = "%s";' % v)
+                h.append('  static constexpr const char* kResource = "%s";' % plural)
+                h.append('  static constexpr const char* kKind = "%s";' % kind)
+                h.append("  static constexpr bool kNamespaced = %s;" % ("true" if namespaced else "false"))
+                if lst in defs:
+                    h.append("  using List = %s;" % cpp_name(lst))
+                h.append("};")
+                h.append("")
+            h.append("}  // namespace kcm::api")
         open(os.path.join(outdir, stem + ".h"), "w").write("\n".join(h) + "\n")
 
         # ---- codec header

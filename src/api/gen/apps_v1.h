@@ -311,3 +311,57 @@ struct StatefulSetList {
 };
 
 }  // namespace kcm::api::apps::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::apps::v1::ControllerRevision> {
+  static constexpr const char* kGroup = "apps";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "controllerrevisions";
+  static constexpr const char* kKind = "ControllerRevision";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::apps::v1::ControllerRevisionList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::apps::v1::DaemonSet> {
+  static constexpr const char* kGroup = "apps";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "daemonsets";
+  static constexpr const char* kKind = "DaemonSet";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::apps::v1::DaemonSetList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::apps::v1::Deployment> {
+  static constexpr const char* kGroup = "apps";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "deployments";
+  static constexpr const char* kKind = "Deployment";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::apps::v1::DeploymentList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::apps::v1::ReplicaSet> {
+  static constexpr const char* kGroup = "apps";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "replicasets";
+  static constexpr const char* kKind = "ReplicaSet";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::apps::v1::ReplicaSetList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::apps::v1::StatefulSet> {
+  static constexpr const char* kGroup = "apps";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "statefulsets";
+  static constexpr const char* kKind = "StatefulSet";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::apps::v1::StatefulSetList;
+};
+
+}  // namespace kcm::api

@@ -84,3 +84,17 @@ struct Scale {
 };
 
 }  // namespace kcm::api::autoscaling::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::autoscaling::v1::HorizontalPodAutoscaler> {
+  static constexpr const char* kGroup = "autoscaling";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "horizontalpodautoscalers";
+  static constexpr const char* kKind = "HorizontalPodAutoscaler";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::autoscaling::v1::HorizontalPodAutoscalerList;
+};
+
+}  // namespace kcm::api

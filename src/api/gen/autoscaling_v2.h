@@ -218,3 +218,17 @@ struct MetricStatus {
 };
 
 }  // namespace kcm::api::autoscaling::v2
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::autoscaling::v2::HorizontalPodAutoscaler> {
+  static constexpr const char* kGroup = "autoscaling";
+  static constexpr const char* kVersion = "v2";
+  static constexpr const char* kResource = "horizontalpodautoscalers";
+  static constexpr const char* kKind = "HorizontalPodAutoscaler";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerList;
+};
+
+}  // namespace kcm::api

@@ -190,3 +190,27 @@ struct SuccessPolicyRule {
 };
 
 }  // namespace kcm::api::batch::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::batch::v1::CronJob> {
+  static constexpr const char* kGroup = "batch";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "cronjobs";
+  static constexpr const char* kKind = "CronJob";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::batch::v1::CronJobList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::batch::v1::Job> {
+  static constexpr const char* kGroup = "batch";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "jobs";
+  static constexpr const char* kKind = "Job";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::batch::v1::JobList;
+};
+
+}  // namespace kcm::api

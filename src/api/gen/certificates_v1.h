@@ -134,3 +134,37 @@ struct PodCertificateRequestList {
 };
 
 }  // namespace kcm::api::certificates::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::certificates::v1::CertificateSigningRequest> {
+  static constexpr const char* kGroup = "certificates.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "certificatesigningrequests";
+  static constexpr const char* kKind = "CertificateSigningRequest";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::certificates::v1::CertificateSigningRequestList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::certificates::v1::ClusterTrustBundle> {
+  static constexpr const char* kGroup = "certificates.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "clustertrustbundles";
+  static constexpr const char* kKind = "ClusterTrustBundle";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::certificates::v1::ClusterTrustBundleList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::certificates::v1::PodCertificateRequest> {
+  static constexpr const char* kGroup = "certificates.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "podcertificaterequests";
+  static constexpr const char* kKind = "PodCertificateRequest";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::certificates::v1::PodCertificateRequestList;
+};
+
+}  // namespace kcm::api

@@ -45,3 +45,17 @@ struct LeaseList {
 };
 
 }  // namespace kcm::api::coordination::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::coordination::v1::Lease> {
+  static constexpr const char* kGroup = "coordination.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "leases";
+  static constexpr const char* kKind = "Lease";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::coordination::v1::LeaseList;
+};
+
+}  // namespace kcm::api

@@ -2217,3 +2217,167 @@ struct WeightedPodAffinityTerm {
 };
 
 }  // namespace kcm::api::core::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::ComponentStatus> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "componentstatuses";
+  static constexpr const char* kKind = "ComponentStatus";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::core::v1::ComponentStatusList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::ConfigMap> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "configmaps";
+  static constexpr const char* kKind = "ConfigMap";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::ConfigMapList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Endpoints> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "endpoints";
+  static constexpr const char* kKind = "Endpoints";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::EndpointsList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Event> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "events";
+  static constexpr const char* kKind = "Event";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::EventList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::LimitRange> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "limitranges";
+  static constexpr const char* kKind = "LimitRange";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::LimitRangeList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Namespace> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "namespaces";
+  static constexpr const char* kKind = "Namespace";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::core::v1::NamespaceList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Node> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "nodes";
+  static constexpr const char* kKind = "Node";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::core::v1::NodeList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::PersistentVolume> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "persistentvolumes";
+  static constexpr const char* kKind = "PersistentVolume";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::core::v1::PersistentVolumeList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::PersistentVolumeClaim> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "persistentvolumeclaims";
+  static constexpr const char* kKind = "PersistentVolumeClaim";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::PersistentVolumeClaimList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Pod> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "pods";
+  static constexpr const char* kKind = "Pod";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::PodList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::PodTemplate> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "podtemplates";
+  static constexpr const char* kKind = "PodTemplate";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::PodTemplateList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::ReplicationController> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "replicationcontrollers";
+  static constexpr const char* kKind = "ReplicationController";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::ReplicationControllerList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::ResourceQuota> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "resourcequotas";
+  static constexpr const char* kKind = "ResourceQuota";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::ResourceQuotaList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Secret> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "secrets";
+  static constexpr const char* kKind = "Secret";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::SecretList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::Service> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "services";
+  static constexpr const char* kKind = "Service";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::ServiceList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::core::v1::ServiceAccount> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "serviceaccounts";
+  static constexpr const char* kKind = "ServiceAccount";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::core::v1::ServiceAccountList;
+};
+
+}  // namespace kcm::api

@@ -85,3 +85,17 @@ struct ForZone {
 };
 
 }  // namespace kcm::api::discovery::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::discovery::v1::EndpointSlice> {
+  static constexpr const char* kGroup = "discovery.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "endpointslices";
+  static constexpr const char* kKind = "EndpointSlice";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::discovery::v1::EndpointSliceList;
+};
+
+}  // namespace kcm::api

@@ -54,3 +54,17 @@ struct EventList {
 };
 
 }  // namespace kcm::api::events::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::events::v1::Event> {
+  static constexpr const char* kGroup = "events.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "events";
+  static constexpr const char* kKind = "Event";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::events::v1::EventList;
+};
+
+}  // namespace kcm::api

@@ -284,3 +284,57 @@ struct ServiceCIDRList {
 };
 
 }  // namespace kcm::api::networking::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::networking::v1::IPAddress> {
+  static constexpr const char* kGroup = "networking.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "ipaddresses";
+  static constexpr const char* kKind = "IPAddress";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::networking::v1::IPAddressList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::networking::v1::Ingress> {
+  static constexpr const char* kGroup = "networking.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "ingresses";
+  static constexpr const char* kKind = "Ingress";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::networking::v1::IngressList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::networking::v1::IngressClass> {
+  static constexpr const char* kGroup = "networking.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "ingressclasses";
+  static constexpr const char* kKind = "IngressClass";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::networking::v1::IngressClassList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::networking::v1::NetworkPolicy> {
+  static constexpr const char* kGroup = "networking.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "networkpolicies";
+  static constexpr const char* kKind = "NetworkPolicy";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::networking::v1::NetworkPolicyList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::networking::v1::ServiceCIDR> {
+  static constexpr const char* kGroup = "networking.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "servicecidrs";
+  static constexpr const char* kKind = "ServiceCIDR";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::networking::v1::ServiceCIDRList;
+};
+
+}  // namespace kcm::api

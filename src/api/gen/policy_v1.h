@@ -64,3 +64,17 @@ struct PodDisruptionBudgetList {
 };
 
 }  // namespace kcm::api::policy::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::policy::v1::PodDisruptionBudget> {
+  static constexpr const char* kGroup = "policy";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "poddisruptionbudgets";
+  static constexpr const char* kKind = "PodDisruptionBudget";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::policy::v1::PodDisruptionBudgetList;
+};
+
+}  // namespace kcm::api

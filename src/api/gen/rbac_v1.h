@@ -123,3 +123,47 @@ struct Subject {
 };
 
 }  // namespace kcm::api::rbac::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::rbac::v1::ClusterRole> {
+  static constexpr const char* kGroup = "rbac.authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "clusterroles";
+  static constexpr const char* kKind = "ClusterRole";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::rbac::v1::ClusterRoleList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::rbac::v1::ClusterRoleBinding> {
+  static constexpr const char* kGroup = "rbac.authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "clusterrolebindings";
+  static constexpr const char* kKind = "ClusterRoleBinding";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::rbac::v1::ClusterRoleBindingList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::rbac::v1::Role> {
+  static constexpr const char* kGroup = "rbac.authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "roles";
+  static constexpr const char* kKind = "Role";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::rbac::v1::RoleList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::rbac::v1::RoleBinding> {
+  static constexpr const char* kGroup = "rbac.authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "rolebindings";
+  static constexpr const char* kKind = "RoleBinding";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::rbac::v1::RoleBindingList;
+};
+
+}  // namespace kcm::api

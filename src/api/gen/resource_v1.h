@@ -460,3 +460,57 @@ struct ResourceSliceList {
 };
 
 }  // namespace kcm::api::resource::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::resource::v1::DeviceClass> {
+  static constexpr const char* kGroup = "resource.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "deviceclasses";
+  static constexpr const char* kKind = "DeviceClass";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::resource::v1::DeviceClassList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::resource::v1::DeviceTaintRule> {
+  static constexpr const char* kGroup = "resource.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "devicetaintrules";
+  static constexpr const char* kKind = "DeviceTaintRule";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::resource::v1::DeviceTaintRuleList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::resource::v1::ResourceClaim> {
+  static constexpr const char* kGroup = "resource.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "resourceclaims";
+  static constexpr const char* kKind = "ResourceClaim";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::resource::v1::ResourceClaimList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::resource::v1::ResourceClaimTemplate> {
+  static constexpr const char* kGroup = "resource.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "resourceclaimtemplates";
+  static constexpr const char* kKind = "ResourceClaimTemplate";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::resource::v1::ResourceClaimTemplateList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::resource::v1::ResourceSlice> {
+  static constexpr const char* kGroup = "resource.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "resourceslices";
+  static constexpr const char* kKind = "ResourceSlice";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::resource::v1::ResourceSliceList;
+};
+
+}  // namespace kcm::api

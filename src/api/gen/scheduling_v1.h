@@ -36,3 +36,17 @@ struct PriorityClassList {
 };
 
 }  // namespace kcm::api::scheduling::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::scheduling::v1::PriorityClass> {
+  static constexpr const char* kGroup = "scheduling.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "priorityclasses";
+  static constexpr const char* kKind = "PriorityClass";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::scheduling::v1::PriorityClassList;
+};
+
+}  // namespace kcm::api

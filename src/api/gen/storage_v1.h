@@ -236,3 +236,67 @@ struct VolumeAttributesClassList {
 };
 
 }  // namespace kcm::api::storage::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::storage::v1::CSIDriver> {
+  static constexpr const char* kGroup = "storage.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "csidrivers";
+  static constexpr const char* kKind = "CSIDriver";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::storage::v1::CSIDriverList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::storage::v1::CSINode> {
+  static constexpr const char* kGroup = "storage.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "csinodes";
+  static constexpr const char* kKind = "CSINode";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::storage::v1::CSINodeList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::storage::v1::CSIStorageCapacity> {
+  static constexpr const char* kGroup = "storage.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "csistoragecapacities";
+  static constexpr const char* kKind = "CSIStorageCapacity";
+  static constexpr bool kNamespaced = true;
+  using List = ::kcm::api::storage::v1::CSIStorageCapacityList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::storage::v1::StorageClass> {
+  static constexpr const char* kGroup = "storage.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "storageclasses";
+  static constexpr const char* kKind = "StorageClass";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::storage::v1::StorageClassList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::storage::v1::VolumeAttachment> {
+  static constexpr const char* kGroup = "storage.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "volumeattachments";
+  static constexpr const char* kKind = "VolumeAttachment";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::storage::v1::VolumeAttachmentList;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::storage::v1::VolumeAttributesClass> {
+  static constexpr const char* kGroup = "storage.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "volumeattributesclasses";
+  static constexpr const char* kKind = "VolumeAttributesClass";
+  static constexpr bool kNamespaced = false;
+  using List = ::kcm::api::storage::v1::VolumeAttributesClassList;
+};
+
+}  // namespace kcm::api

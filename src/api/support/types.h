@@ -111,3 +111,10 @@ class UnknownFields {
 };
 
 }  // namespace kcm::api
+
+namespace kcm::api {
+// REST facts of a typed object (group, version, plural resource, kind, namespaced, list type), specialised by
+// the generated headers for every top-level kind the schema serves.
+template <class T>
+struct ResourceTraits;
+}  // namespace kcm::api

@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "framework/exec.h"
+#include "base/subprocess.h"
 
 namespace kcm::e2e {
 
 using Json = nlohmann::json;
+using ::kcm::ExecResult;
+using ::kcm::exec;
 using namespace std::chrono_literals;
 
 // Cluster facts read from the environment; aborts the test binary when they are missing.

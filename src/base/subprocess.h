@@ -1,11 +1,11 @@
 #pragma once
-// Runs a child process with arguments (no shell), feeding stdin and capturing stdout/stderr.
+// Runs a child process (exec credential plugins, tests) with arguments (no shell), feeding stdin and capturing stdout/stderr.
 // Thread-safe: each call owns its pipes and child.
 #include <chrono>
 #include <string>
 #include <vector>
 
-namespace kcm::e2e {
+namespace kcm {
 
 struct ExecResult {
   int exitCode = -1;  // -1 when the child could not be started or was killed by a signal
@@ -18,4 +18,4 @@ struct ExecResult {
 ExecResult exec(const std::vector<std::string>& argv, const std::string& input = "",
                 std::chrono::seconds timeout = std::chrono::seconds(120));
 
-}  // namespace kcm::e2e
+}  // namespace kcm

@@ -1,4 +1,4 @@
-#include "framework/exec.h"
+#include "base/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace kcm::e2e {
+namespace kcm {
 
 ExecResult exec(const std::vector<std::string>& argv, const std::string& input, std::chrono::seconds timeout) {
   ExecResult r;
@@ -87,4 +87,4 @@ ExecResult exec(const std::vector<std::string>& argv, const std::string& input, 
   return r;
 }
 
-}  // namespace kcm::e2e
+}  // namespace kcm

@@ -1,0 +1,395 @@
+#include "client/rest_client.h"
+
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/subprocess.h"
+#include "version/version.h"
+
+namespace kcm::client {
+
+// Parsed TLS material, shared by every connection of a client. OpenSSL objects are reference counted;
+// each connection gets its own X509_STORE (SSL_CTX_set_cert_store takes ownership).
+struct RestClient::Tls {
+  std::vector<X509*> cas;
+  X509* cert = nullptr;
+  EVP_PKEY* key = nullptr;
+  ~Tls() {
+    for (X509* c : cas) X509_free(c);
+    if (cert) X509_free(cert);
+    if (key) EVP_PKEY_free(key);
+  }
+  X509_STORE* newStore() const {
+    X509_STORE* s = X509_STORE_new();
+    for (X509* c : cas) X509_STORE_add_cert(s, c);
+    return s;
+  }
+};
+
+namespace {
+
+std::vector<X509*> parseCerts(const std::string& pem) {
+  std::vector<X509*> out;
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  while (X509* c = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(c);
+  ERR_clear_error();
+  BIO_free(bio);
+  return out;
+}
+
+EVP_PKEY* parseKey(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  EVP_PKEY* k = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  ERR_clear_error();
+  BIO_free(bio);
+  return k;
+}
+
+int parseRetryAfter(const std::string& v) {
+  if (v.empty()) return 0;
+  try {
+    return std::max(0, std::stoi(v));
+  } catch (...) {
+    return 0;
+  }
+}
+
+StatusCode codeFor(int http, const std::string& reason) {
+  if (reason == "AlreadyExists") return StatusCode::kAlreadyExists;
+  if (reason == "Expired" || reason == "Gone") return StatusCode::kGone;
+  switch (http) {
+    case 400: return StatusCode::kInvalidArgument;
+    case 401: return StatusCode::kUnauthorized;
+    case 403: return StatusCode::kForbidden;
+    case 404: return StatusCode::kNotFound;
+    case 405: return StatusCode::kInvalidArgument;
+    case 408: case 504: return StatusCode::kTimeout;
+    case 409: return StatusCode::kConflict;
+    case 410: return StatusCode::kGone;
+    case 422: return StatusCode::kInvalid;
+    case 429: return StatusCode::kTooManyRequests;
+    case 503: return StatusCode::kUnavailable;
+    default: return StatusCode::kInternal;
+  }
+}
+
+}  // namespace
+
+std::string urlEncode(std::string_view s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+Status statusFromResponse(const std::string& method, const std::string& path, int httpCode, std::string_view body,
+                          int retryAfterSeconds) {
+  std::string reason, message;
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_object() && j.value("kind", "") == "Status") {
+    reason = j.value("reason", "");
+    message = j.value("message", "");
+  }
+  if (message.empty()) {
+    message = "the server responded with HTTP " + std::to_string(httpCode) + " to " + method + " " + path;
+    if (!body.empty()) message += ": " + std::string(body.substr(0, 200));
+  }
+  if (retryAfterSeconds > 0) message += " (retry after " + std::to_string(retryAfterSeconds) + "s)";
+  return Status(codeFor(httpCode, reason), message);
+}
+
+RestClient::RestClient(RestConfig config, Clock& clock)
+    : config_(std::move(config)), clock_(clock), limiter_(config_.qps, config_.burst, clock) {}
+
+RestClient::~RestClient() = default;
+
+Result<std::shared_ptr<RestClient>> RestClient::create(const RestConfig& config, Clock& clock) {
+  std::shared_ptr<RestClient> c(new RestClient(config, clock));
+  if (Status s = c->init(); !s.ok()) return s;
+  return c;
+}
+
+Status RestClient::init() {
+  const std::string& url = config_.host;
+  auto fail = [&](const std::string& what) {
+    return Status(StatusCode::kInvalidArgument, config_.source + ": " + what);
+  };
+  size_t p = url.find("://");
+  if (p == std::string::npos) return fail("server \"" + url + "\" has no scheme");
+  scheme_ = url.substr(0, p);
+  if (scheme_ != "https" && scheme_ != "http") return fail("server \"" + url + "\": unsupported scheme");
+  std::string rest = url.substr(p + 3);
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
+  port_ = scheme_ == "https" ? 443 : 80;
+  if (!rest.empty() && rest[0] == '[') {
+    auto close = rest.find(']');
+    if (close == std::string::npos) return fail("server \"" + url + "\": bad IPv6 address");
+    host_ = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':') rest = rest.substr(close + 2);
+    else rest.clear();
+    if (!rest.empty()) port_ = std::atoi(rest.c_str());
+  } else if (auto colon = rest.rfind(':'); colon != std::string::npos) {
+    host_ = rest.substr(0, colon);
+    port_ = std::atoi(rest.c_str() + colon + 1);
+  } else {
+    host_ = rest;
+  }
+  if (host_.empty() || port_ <= 0 || port_ > 65535) return fail("server \"" + url + "\": bad host or port");
+  if (config_.userAgent.empty()) config_.userAgent = version::userAgent("kube-controller-manager");
+
+  tls_ = std::make_unique<Tls>();
+  if (!config_.caData.empty()) {
+    tls_->cas = parseCerts(config_.caData);
+    if (tls_->cas.empty()) return fail("certificate authority data holds no PEM certificate");
+  }
+  if (!config_.certData.empty()) {
+    auto certs = parseCerts(config_.certData);
+    if (certs.empty()) return fail("client certificate data holds no PEM certificate");
+    tls_->cert = certs[0];
+    for (size_t i = 1; i < certs.size(); ++i) X509_free(certs[i]);
+    tls_->key = parseKey(config_.keyData);
+    if (!tls_->key) return fail("client key data holds no PEM private key");
+    if (X509_check_private_key(tls_->cert, tls_->key) != 1) {
+      ERR_clear_error();
+      return fail("client certificate and key do not match");
+    }
+  }
+  token_ = config_.bearerToken;
+  return Status::Ok();
+}
+
+std::unique_ptr<httplib::ClientImpl> RestClient::newConnection() {
+  std::unique_ptr<httplib::ClientImpl> c;
+  const std::string& name = config_.tlsServerName.empty() ? host_ : config_.tlsServerName;
+  if (scheme_ == "https") {
+    std::unique_ptr<httplib::SSLClient> s;
+    if (tls_->cert)
+      s = std::make_unique<httplib::SSLClient>(name, port_, tls_->cert, tls_->key);
+    else
+      s = std::make_unique<httplib::SSLClient>(name, port_);
+    SSL_CTX_set_min_proto_version(s->ssl_context(), TLS1_2_VERSION);
+    if (!tls_->cas.empty()) s->set_ca_cert_store(tls_->newStore());
+    s->enable_server_certificate_verification(!config_.insecure);
+    c = std::move(s);
+  } else {
+    c = std::make_unique<httplib::ClientImpl>(name, port_);
+  }
+  if (name != host_) c->set_hostname_addr_map({{name, host_}});
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);
+  c->set_connection_timeout(std::chrono::seconds(10));
+  c->set_write_timeout(std::chrono::seconds(30));
+  return c;
+}
+
+std::unique_ptr<httplib::ClientImpl> RestClient::acquire() {
+  {
+    std::lock_guard l(mu_);
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return newConnection();
+}
+
+void RestClient::release(std::unique_ptr<httplib::ClientImpl> c) {
+  std::lock_guard l(mu_);
+  if (idle_.size() < 32) idle_.push_back(std::move(c));
+}
+
+uint64_t RestClient::requestCount() const { return requests_.load(); }
+
+std::string RestClient::authorization() {
+  std::lock_guard l(mu_);
+  auto now = clock_.now();
+  if (!config_.bearerTokenFile.empty() && (token_.empty() || now - tokenReadAt_ > std::chrono::minutes(1))) {
+    // Like client-go's cachingTokenSource: re-read the file (projected tokens rotate) at most once a minute.
+    std::ifstream f(config_.bearerTokenFile);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string t = ss.str();
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+    if (!t.empty()) token_ = t;
+    tokenReadAt_ = now;
+  }
+  if (config_.exec && (token_.empty() || (tokenReadAt_ != Clock::TimePoint{} && now >= tokenReadAt_))) {
+    const ExecConfig& e = *config_.exec;
+    std::vector<std::string> argv = {"env"};
+    for (const auto& [k, v] : e.env) argv.push_back(k + "=" + v);
+    std::string apiVersion = e.apiVersion.empty() ? "client.authentication.k8s.io/v1" : e.apiVersion;
+    argv.push_back("KUBERNETES_EXEC_INFO={\"apiVersion\":\"" + apiVersion +
+                   "\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}");
+    argv.push_back(e.command);
+    argv.insert(argv.end(), e.args.begin(), e.args.end());
+    ExecResult r = exec(argv, "", std::chrono::seconds(30));
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    if (r.ok() && j.is_object() && j.contains("status")) {
+      token_ = j["status"].value("token", "");
+      // Re-run the plugin when its credential expires; without an expiry it is kept (client-go does the same).
+      tokenReadAt_ = Clock::TimePoint{};
+      if (auto exp = j["status"].value("expirationTimestamp", ""); !exp.empty()) tokenReadAt_ = now + std::chrono::minutes(5);
+    } else {
+      std::fprintf(stderr, "exec credential plugin %s failed (exit %d): %s\n", e.command.c_str(), r.exitCode,
+                   r.err.substr(0, 300).c_str());
+    }
+  }
+  if (!token_.empty()) return "Bearer " + token_;
+  if (!config_.username.empty())
+    return "Basic " + [&] {
+      std::string in = config_.username + ":" + config_.password, out;
+      static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+      size_t i = 0;
+      for (; i + 2 < in.size(); i += 3) {
+        uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+        out += {k[n >> 18], k[(n >> 12) & 63], k[(n >> 6) & 63], k[n & 63]};
+      }
+      if (in.size() - i == 1) {
+        uint32_t n = uint8_t(in[i]) << 16;
+        out += {k[n >> 18], k[(n >> 12) & 63], '=', '='};
+      } else if (in.size() - i == 2) {
+        uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+        out += {k[n >> 18], k[(n >> 12) & 63], k[(n >> 6) & 63], '='};
+      }
+      return out;
+    }();
+  return "";
+}
+
+std::string RestClient::target(const Request& req) const {
+  std::string t = req.path;
+  char sep = '?';
+  for (const auto& [k, v] : req.query) {
+    t += sep;
+    t += urlEncode(k);
+    t += '=';
+    t += urlEncode(v);
+    sep = '&';
+  }
+  return t;
+}
+
+namespace {
+
+httplib::Request toHttp(const Request& req, const std::string& target, const std::string& ua,
+                        const std::string& auth) {
+  httplib::Request hr;
+  hr.method = req.method;
+  hr.path = target;
+  hr.set_header("User-Agent", ua);
+  hr.set_header("Accept", req.accept);
+  if (!auth.empty()) hr.set_header("Authorization", auth);
+  if (!req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
+    hr.body = req.body;
+    hr.set_header("Content-Type", req.contentType.empty() ? "application/json" : req.contentType);
+  }
+  return hr;
+}
+
+std::string transportError(httplib::Error e, const std::string& method, const std::string& url) {
+  return method + " " + url + ": " + httplib::to_string(e);
+}
+
+}  // namespace
+
+Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
+  const std::string t = target(req);
+  for (int attempt = 1;; ++attempt) {
+    if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
+    auto conn = acquire();
+    conn->set_read_timeout(req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(60));
+    httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
+    httplib::Response res;
+    httplib::Error err = httplib::Error::Success;
+    ++requests_;
+    bool ok;
+    {
+      std::stop_callback cb(stop, [&] { conn->stop(); });
+      ok = conn->send(hr, res, err);
+    }
+    if (!ok) {
+      if (stop.stop_requested()) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
+      return Status(err == httplib::Error::Read ? StatusCode::kTimeout : StatusCode::kUnavailable,
+                    transportError(err, req.method, config_.host + t));
+    }
+    release(std::move(conn));
+    if (res.status >= 200 && res.status < 300)
+      return Response{res.status, std::move(res.body), res.get_header_value("Content-Type")};
+    int retryAfter = parseRetryAfter(res.get_header_value("Retry-After"));
+    // client-go retries 429 and 5xx responses that carry Retry-After, up to 10 attempts.
+    if ((res.status == 429 || (res.status >= 500 && retryAfter > 0)) && attempt < 10) {
+      if (!clock_.sleepFor(std::chrono::seconds(std::max(1, retryAfter)), stop))
+        return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
+      continue;
+    }
+    return statusFromResponse(req.method, t, res.status, res.body, retryAfter);
+  }
+}
+
+Status RestClient::stream(const Request& req, const std::function<bool(std::string_view line)>& onLine,
+                          std::stop_token stop) {
+  const std::string t = target(req);
+  if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
+  auto conn = newConnection();  // a stream holds its connection for its whole life
+  conn->set_read_timeout(req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(330));
+  httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
+  std::string buf, errBody;
+  int code = 0;
+  bool stoppedByCaller = false;
+  hr.response_handler = [&](const httplib::Response& r) {
+    code = r.status;
+    return true;
+  };
+  hr.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
+    if (code < 200 || code >= 300) {
+      errBody.append(data, len);
+      return true;
+    }
+    buf.append(data, len);
+    size_t start = 0;
+    for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (nl > start && !onLine(std::string_view(buf).substr(start, nl - start))) {
+        stoppedByCaller = true;
+        return false;
+      }
+      if (stop.stop_requested()) return false;
+    }
+    buf.erase(0, start);
+    return !stop.stop_requested();
+  };
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  ++requests_;
+  bool ok;
+  {
+    std::stop_callback cb(stop, [&] { conn->stop(); });
+    ok = conn->send(hr, res, err);
+  }
+  if (stop.stop_requested()) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
+  if (stoppedByCaller) return Status::Ok();
+  if (!ok && code == 0) return Status(StatusCode::kUnavailable, transportError(err, req.method, config_.host + t));
+  if (code < 200 || code >= 300)
+    return statusFromResponse(req.method, t, code, errBody, parseRetryAfter(res.get_header_value("Retry-After")));
+  if (!buf.empty()) onLine(buf);
+  if (!ok && err != httplib::Error::Canceled)
+    return Status(StatusCode::kUnavailable, transportError(err, req.method, config_.host + t));
+  return Status::Ok();
+}
+
+}  // namespace kcm::client

@@ -1,0 +1,54 @@
+#pragma once
+// RestConfig: how to reach and authenticate to the apiserver (client-go's rest.Config, the parts kcm uses).
+// Built from a kubeconfig file, a --master override, or the in-cluster service-account environment.
+// Plain value; copy freely.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kcm::client {
+
+// An exec credential plugin (kubeconfig users[].user.exec).
+struct ExecConfig {
+  std::string command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  std::string apiVersion;  // client.authentication.k8s.io/v1 or v1beta1
+};
+
+struct RestConfig {
+  std::string host;  // "https://127.0.0.1:6443" (scheme, host, port; no path)
+  std::string caData;        // PEM; empty = system roots
+  std::string certData;      // PEM client certificate
+  std::string keyData;       // PEM client key
+  std::string bearerToken;
+  std::string bearerTokenFile;  // re-read when it changes (projected tokens)
+  std::string username, password;
+  bool insecure = false;        // insecure-skip-tls-verify
+  std::string tlsServerName;    // overrides the name the server certificate is verified against
+  std::optional<ExecConfig> exec;
+  float qps = 20;  // kcm defaults (--kube-api-qps/--kube-api-burst)
+  int burst = 30;
+  std::string userAgent;
+  std::string contentType = "application/json";
+  int timeoutSeconds = 0;  // 0 = no overall limit; individual reads still time out
+  // Where it came from, for error messages ("kubeconfig /etc/kubernetes/controller-manager.conf").
+  std::string source;
+};
+
+// Loads a kubeconfig file (current-context, or `context` when given) and applies a --master override.
+// Errors name the file and the missing or bad key.
+Result<RestConfig> loadKubeconfig(const std::string& path, const std::string& masterOverride = "",
+                                  const std::string& context = "");
+
+// The in-cluster config: KUBERNETES_SERVICE_HOST/PORT, the service-account token file and CA.
+// `root` prefixes /var/run/secrets/kubernetes.io/serviceaccount (tests).
+Result<RestConfig> inClusterConfig(const std::string& root = "");
+
+// kcm's BuildConfigFromFlags: --kubeconfig, else --master alone (insecure, no auth), else in-cluster.
+Result<RestConfig> buildConfigFromFlags(const std::string& master, const std::string& kubeconfigPath);
+
+}  // namespace kcm::client

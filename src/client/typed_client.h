@@ -1,0 +1,229 @@
+#pragma once
+// Typed verbs over RestClient for any generated API type T (ResourceTraits<T> gives group/version/resource):
+// get, list (paged), watch, create, update, updateStatus, patch (merge, strategic, JSON patch, apply),
+// delete (propagation, preconditions, grace), deleteCollection, plus subresources. Includes the simdjson codec:
+// include from .cc files only. Thread-safe as RestClient is.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/gen/meta_v1_codec.h"
+#include "api/support/codec.h"
+#include "client/rest_client.h"
+
+namespace kcm::client {
+
+struct ListOptions {
+  std::string labelSelector;
+  std::string fieldSelector;
+  std::string resourceVersion;
+  std::string resourceVersionMatch;
+  int64_t limit = 0;
+  std::string continueToken;
+  int64_t timeoutSeconds = 0;
+  bool allowWatchBookmarks = false;
+  bool sendInitialEvents = false;
+};
+
+struct DeleteOptions {
+  std::optional<std::string> propagationPolicy;  // "Orphan", "Background", "Foreground"
+  std::optional<int64_t> gracePeriodSeconds;
+  std::optional<std::string> preconditionUID;
+  std::optional<std::string> preconditionResourceVersion;
+  std::vector<std::string> dryRun;
+  std::string toJson() const;
+};
+
+enum class PatchType { kMerge, kStrategicMerge, kJsonPatch, kApply };
+const char* patchContentType(PatchType t);
+
+struct WriteOptions {
+  std::string fieldManager;
+  bool force = false;  // apply: take ownership of conflicting fields
+  std::vector<std::string> dryRun;
+};
+
+// "/api/v1" or "/apis/<group>/<version>", then "/namespaces/<ns>" when namespaced and ns is set, "/<resource>",
+// "/<name>", "/<subresource>".
+std::string resourcePath(const std::string& group, const std::string& version, const std::string& resource,
+                         const std::string& ns, const std::string& name = "", const std::string& subresource = "");
+
+template <class T>
+std::string pathFor(const std::string& ns, const std::string& name = "", const std::string& sub = "") {
+  using R = api::ResourceTraits<T>;
+  return resourcePath(R::kGroup, R::kVersion, R::kResource, R::kNamespaced ? ns : "", name, sub);
+}
+
+void appendListQuery(const ListOptions& o, std::vector<std::pair<std::string, std::string>>& q);
+void appendWriteQuery(const WriteOptions& o, std::vector<std::pair<std::string, std::string>>& q);
+
+template <class T>
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+  T object;
+  api::meta::v1::Status status;  // for ERROR
+};
+
+// Decodes one watch event line. An ERROR event's object is decoded into `status`.
+template <class T>
+Status decodeWatchEvent(std::string_view line, WatchEvent<T>& ev) {
+  ::simdjson::padded_string padded(line);
+  ::simdjson::ondemand::document doc;
+  auto bad = [](::simdjson::error_code e) {
+    return Status(StatusCode::kInvalidArgument, std::string("decoding watch event: ") + ::simdjson::error_message(e));
+  };
+  if (auto e = api::codec::threadParser().iterate(padded).get(doc)) return bad(e);
+  ::simdjson::ondemand::object obj;
+  if (auto e = doc.get_object().get(obj)) return bad(e);
+  std::string rawObject;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return bad(e);
+    ::simdjson::ondemand::value v;
+    if (auto e = field.value().get(v)) return bad(e);
+    if (key == "type") {
+      if (auto e = api::codec::decodeValue(v, ev.type)) return bad(e);
+    } else if (key == "object") {
+      if (!ev.type.empty() && ev.type != "ERROR") {
+        if (auto e = decodeValue(v, ev.object)) return bad(e);
+      } else {  // type not seen yet (or ERROR): keep the text, decode once the type is known
+        api::UnknownFields tmp;
+        if (auto e = tmp.capture("o", v)) return bad(e);
+        rawObject = tmp.fields()->front().second;
+      }
+    }
+  }
+  if (!rawObject.empty()) {
+    if (ev.type == "ERROR") return api::decodeJson(rawObject, ev.status);
+    return api::decodeJson(rawObject, ev.object);
+  }
+  return Status::Ok();
+}
+
+template <class T>
+Result<T> decodeResponse(Result<Response> r) {
+  if (!r.ok()) return r.status();
+  T out;
+  if (Status s = api::decodeJson(r->body, out); !s.ok()) return s;
+  return out;
+}
+
+template <class T>
+Result<T> get(RestClient& c, const std::string& ns, const std::string& name, const std::string& sub = "") {
+  Request req;
+  req.path = pathFor<T>(ns, name, sub);
+  return decodeResponse<T>(c.send(req));
+}
+
+template <class T>
+Result<typename api::ResourceTraits<T>::List> listPage(RestClient& c, const std::string& ns, const ListOptions& o) {
+  Request req;
+  req.path = pathFor<T>(ns);
+  appendListQuery(o, req.query);
+  return decodeResponse<typename api::ResourceTraits<T>::List>(c.send(req));
+}
+
+// Lists every page (limit/continue); the result's metadata carries the last page's resourceVersion.
+template <class T>
+Result<typename api::ResourceTraits<T>::List> list(RestClient& c, const std::string& ns, ListOptions o = {}) {
+  typename api::ResourceTraits<T>::List all;
+  while (true) {
+    auto page = listPage<T>(c, ns, o);
+    if (!page.ok()) return page.status();
+    for (auto& item : page->items) all.items.push_back(std::move(item));
+    all.metadata = page->metadata;
+    if (page->metadata.continue_.empty() || o.limit == 0) break;
+    o.continueToken = page->metadata.continue_;
+    o.resourceVersion.clear();
+  }
+  all.metadata.continue_.clear();
+  return all;
+}
+
+// Watches until the server ends the stream, onEvent returns false, or stop. Events that fail to decode end the
+// watch with an error (the caller relists).
+template <class T>
+Status watch(RestClient& c, const std::string& ns, ListOptions o,
+             const std::function<bool(WatchEvent<T>&)>& onEvent, std::stop_token stop = {}) {
+  Request req;
+  req.path = pathFor<T>(ns);
+  appendListQuery(o, req.query);
+  req.query.emplace_back("watch", "true");
+  req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
+  Status decodeErr;
+  Status s = c.stream(
+      req,
+      [&](std::string_view line) {
+        WatchEvent<T> ev;
+        if (Status d = decodeWatchEvent(line, ev); !d.ok()) {
+          decodeErr = d;
+          return false;
+        }
+        return onEvent(ev);
+      },
+      stop);
+  if (!decodeErr.ok()) return decodeErr;
+  return s;
+}
+
+template <class T>
+Result<T> sendObject(RestClient& c, const std::string& method, const std::string& path, const T& obj,
+                     const WriteOptions& w) {
+  Request req;
+  req.method = method;
+  req.path = path;
+  req.body = api::encodeJson(obj);
+  appendWriteQuery(w, req.query);
+  return decodeResponse<T>(c.send(req));
+}
+
+template <class T>
+Result<T> create(RestClient& c, const std::string& ns, const T& obj, const WriteOptions& w = {}) {
+  return sendObject(c, "POST", pathFor<T>(ns), obj, w);
+}
+
+template <class T>
+Result<T> update(RestClient& c, const T& obj, const WriteOptions& w = {}) {
+  return sendObject(c, "PUT", pathFor<T>(obj.metadata.namespace_, obj.metadata.name), obj, w);
+}
+
+template <class T>
+Result<T> updateStatus(RestClient& c, const T& obj, const WriteOptions& w = {}) {
+  return sendObject(c, "PUT", pathFor<T>(obj.metadata.namespace_, obj.metadata.name, "status"), obj, w);
+}
+
+template <class T>
+Result<T> patch(RestClient& c, const std::string& ns, const std::string& name, PatchType type,
+                const std::string& body, const std::string& sub = "", const WriteOptions& w = {}) {
+  Request req;
+  req.method = "PATCH";
+  req.path = pathFor<T>(ns, name, sub);
+  req.body = body;
+  req.contentType = patchContentType(type);
+  appendWriteQuery(w, req.query);
+  return decodeResponse<T>(c.send(req));
+}
+
+// DELETE; the response body (the object or a Status) is not decoded.
+template <class T>
+Status remove(RestClient& c, const std::string& ns, const std::string& name, const DeleteOptions& o = {}) {
+  Request req;
+  req.method = "DELETE";
+  req.path = pathFor<T>(ns, name);
+  req.body = o.toJson();
+  auto r = c.send(req);
+  return r.status();
+}
+
+template <class T>
+Status removeCollection(RestClient& c, const std::string& ns, const ListOptions& lo, const DeleteOptions& o = {}) {
+  Request req;
+  req.method = "DELETE";
+  req.path = pathFor<T>(ns);
+  appendListQuery(lo, req.query);
+  req.body = o.toJson();
+  return c.send(req).status();
+}
+
+}  // namespace kcm::client
