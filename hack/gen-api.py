@@ -278,6 +278,15 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     spec = json.load(open(os.path.join(root, "api/openapi-spec/swagger.json")), object_pairs_hook=OrderedDict)
     defs = spec["definitions"]
+    # Not in the OpenAPI document but served for `Accept: ...;as=PartialObjectMetadata(List)`: metadata-only
+    # lists and watches (garbage collector, namespace controller, quota). Shapes from metav1's types.go.
+    meta = "io.k8s.apimachinery.pkg.apis.meta.v1."
+    tm = OrderedDict([("apiVersion", {"type": "string"}), ("kind", {"type": "string"})])
+    defs[meta + "PartialObjectMetadata"] = {"type": "object", "properties": OrderedDict(
+        list(tm.items()) + [("metadata", {"$ref": "#/definitions/" + meta + "ObjectMeta"})])}
+    defs[meta + "PartialObjectMetadataList"] = {"type": "object", "required": ["items"], "properties": OrderedDict(
+        list(tm.items()) + [("items", {"type": "array", "items": {"$ref": "#/definitions/" + meta + "PartialObjectMetadata"}}),
+                            ("metadata", {"$ref": "#/definitions/" + meta + "ListMeta"})])}
     modcache, version = sys.argv[1], sys.argv[2]  # GOMODCACHE, v0.X.Y
     outdir = os.path.join(root, "src/api/gen")
     os.makedirs(outdir, exist_ok=True)

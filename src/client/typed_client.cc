@@ -81,4 +81,37 @@ std::string DeleteOptions::toJson() const {
   return out;
 }
 
+Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c, const GroupVersionResource& gvr,
+                                                                  const std::string& ns, const ListOptions& o) {
+  Request req;
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+  req.accept = kAcceptPartialObjectMetadataList;
+  appendListQuery(o, req.query);
+  return decodeResponse<api::meta::v1::PartialObjectMetadataList>(c.send(req));
+}
+
+Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
+                     const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
+                     std::stop_token stop) {
+  Request req;
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+  req.accept = kAcceptPartialObjectMetadata;
+  appendListQuery(o, req.query);
+  req.query.emplace_back("watch", "true");
+  req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
+  Status decodeErr;
+  Status s = c.stream(
+      req,
+      [&](std::string_view line) {
+        WatchEvent<api::meta::v1::PartialObjectMetadata> ev;
+        if (Status d = decodeWatchEvent(line, ev); !d.ok()) {
+          decodeErr = d;
+          return false;
+        }
+        return onEvent(ev);
+      },
+      stop);
+  return decodeErr.ok() ? s : decodeErr;
+}
+
 }  // namespace kcm::client

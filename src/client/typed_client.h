@@ -226,4 +226,24 @@ Status removeCollection(RestClient& c, const std::string& ns, const ListOptions&
   return c.send(req).status();
 }
 
+// ---- Metadata-only access (PartialObjectMetadata), by resource, for resources known only at run time.
+
+struct GroupVersionResource {
+  std::string group, version, resource;
+  bool operator==(const GroupVersionResource&) const = default;
+  std::string toString() const { return (group.empty() ? "" : group + "/") + version + ", Resource=" + resource; }
+};
+
+inline constexpr const char* kAcceptPartialObjectMetadataList =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+inline constexpr const char* kAcceptPartialObjectMetadata =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+// One page of a metadata-only list.
+Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c, const GroupVersionResource& gvr,
+                                                                  const std::string& ns, const ListOptions& o);
+Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
+                     const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
+                     std::stop_token stop = {});
+
 }  // namespace kcm::client

@@ -30,6 +30,8 @@ struct ListMeta;
 struct ManagedFieldsEntry;
 struct ObjectMeta;
 struct OwnerReference;
+struct PartialObjectMetadata;
+struct PartialObjectMetadataList;
 struct ServerAddressByClientCIDR;
 struct StatusDetails;
 struct Status;
@@ -194,6 +196,21 @@ struct OwnerReference {
   std::string kind{};
   std::string name{};
   std::string uid{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PartialObjectMetadata {
+  std::string apiVersion{};
+  std::string kind{};
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PartialObjectMetadataList {
+  std::string apiVersion{};
+  std::string kind{};
+  std::vector<::kcm::api::meta::v1::PartialObjectMetadata> items{};
+  ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
