@@ -21,6 +21,19 @@ Clock::Duration RateLimiter::reserve() {
   return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
 }
 
+bool RateLimiter::tryAccept() {
+  if (qps_ <= 0) return true;
+  std::lock_guard l(mu_);
+  auto now = clock_.now();
+  if (now > last_) {
+    tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * qps_);
+    last_ = now;
+  }
+  if (tokens_ < 1) return false;
+  tokens_ -= 1;
+  return true;
+}
+
 bool RateLimiter::accept(std::stop_token stop) {
   auto wait = reserve();
   if (wait <= Clock::Duration::zero()) return true;

@@ -17,6 +17,8 @@ class RateLimiter {
   bool accept(std::stop_token stop = {});
   // Reserves a token and returns how long the caller must wait before using it (0 when one is available).
   Clock::Duration reserve();
+  // Takes a token only if one is available now (client-go's TryAccept).
+  bool tryAccept();
   double qps() const { return qps_; }
 
  private:

@@ -4,6 +4,7 @@
 
 #include "api/gen/apps_v1_codec.h"
 #include "api/gen/core_v1_codec.h"
+#include "client/events.h"
 #include "client/typed_client.h"
 #include "framework/framework.h"
 
@@ -208,6 +209,41 @@ TEST_F(Client, WatchSeesAddedModifiedDeletedAndBookmark) {
   got.erase(std::remove(got.begin() + 1, got.end(), "BOOKMARK"), got.end());  // periodic bookmarks may follow
   EXPECT_EQ(got, want);
   EXPECT_EQ(watchStatus.code(), StatusCode::kCancelled) << watchStatus.toString();
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(Client, RepeatedEventIsOneEventWithCount) {
+  auto cm = create(*client_, ns(), configMap("evented"));
+  ASSERT_TRUE(cm.ok());
+  {
+    EventBroadcaster b(client_, "e2e-host");
+    auto rec = b.newRecorder("e2e-controller");
+    ObjectReference ref{"ConfigMap", "v1", ns(), "evented", cm->metadata.uid, cm->metadata.resourceVersion, ""};
+    for (int i = 0; i < 5; ++i) rec->event(ref, kEventTypeNormal, "Tested", "the same message");
+    rec->event(ref, kEventTypeWarning, "Other", "a different event");
+    b.flush();
+  }
+  Json events = kubectlJson({"get", "events", "-n", ns(), "--field-selector", "involvedObject.name=evented"});
+  ASSERT_TRUE(events.is_object());
+  ASSERT_EQ(events["items"].size(), 2u) << events.dump();
+  for (const Json& e : events["items"]) {
+    if (e["reason"] == "Tested") {
+      EXPECT_EQ(e["count"], 5);
+      EXPECT_EQ(e["type"], "Normal");
+      EXPECT_EQ(e["source"]["component"], "e2e-controller");
+      EXPECT_EQ(e["reportingComponent"], "e2e-controller");
+      EXPECT_EQ(e["involvedObject"]["uid"], cm->metadata.uid);
+    } else {
+      EXPECT_EQ(e["reason"], "Other");
+      EXPECT_EQ(e["count"], 1);
+      EXPECT_EQ(e["type"], "Warning");
+    }
+  }
 }
 
 }  // namespace
