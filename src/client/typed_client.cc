@@ -81,6 +81,21 @@ std::string DeleteOptions::toJson() const {
   return out;
 }
 
+Result<api::meta::v1::PartialObjectMetadata> getDynamic(RestClient& c, const GroupVersionResource& gvr,
+                                                        const std::string& ns, const std::string& name) {
+  Request req;
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns, name);
+  return decodeResponse<api::meta::v1::PartialObjectMetadata>(c.send(req));
+}
+
+Result<api::meta::v1::PartialObjectMetadataList> listDynamicPage(RestClient& c, const GroupVersionResource& gvr,
+                                                                 const std::string& ns, const ListOptions& o) {
+  Request req;
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+  appendListQuery(o, req.query);
+  return decodeResponse<api::meta::v1::PartialObjectMetadataList>(c.send(req));
+}
+
 Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c, const GroupVersionResource& gvr,
                                                                   const std::string& ns, const ListOptions& o) {
   Request req;

@@ -239,6 +239,12 @@ inline constexpr const char* kAcceptPartialObjectMetadataList =
 inline constexpr const char* kAcceptPartialObjectMetadata =
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
+// Full objects of a run-time resource as DynamicObject (typed metadata, the rest kept as raw JSON).
+Result<api::meta::v1::PartialObjectMetadata> getDynamic(RestClient& c, const GroupVersionResource& gvr,
+                                                        const std::string& ns, const std::string& name);
+Result<api::meta::v1::PartialObjectMetadataList> listDynamicPage(RestClient& c, const GroupVersionResource& gvr,
+                                                                 const std::string& ns, const ListOptions& o);
+
 // One page of a metadata-only list.
 Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c, const GroupVersionResource& gvr,
                                                                   const std::string& ns, const ListOptions& o);

@@ -4,6 +4,8 @@
 
 #include "api/gen/apps_v1_codec.h"
 #include "api/gen/core_v1_codec.h"
+#include "api/support/dynamic_object.h"
+#include "client/discovery.h"
 #include "client/events.h"
 #include "client/typed_client.h"
 #include "framework/framework.h"
@@ -244,6 +246,56 @@ TEST_F(Client, RepeatedEventIsOneEventWithCount) {
       EXPECT_EQ(e["type"], "Warning");
     }
   }
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(Client, DiscoveryFindsServedResourcesAndMapsKinds) {
+  DiscoveryClient d(client_);
+  auto all = d.serverPreferredResources();
+  ASSERT_TRUE(all.ok()) << all.status().toString();
+  EXPECT_TRUE(d.usedAggregatedDiscovery());
+  auto find = [&](const std::string& g, const std::string& r) -> const APIResourceInfo* {
+    for (const auto& x : all.value())
+      if (x.group == g && x.resource == r) return &x;
+    return nullptr;
+  };
+  const auto* pods = find("", "pods");
+  ASSERT_NE(pods, nullptr);
+  EXPECT_TRUE(pods->namespaced);
+  EXPECT_EQ(pods->kind, "Pod");
+  EXPECT_TRUE(pods->hasVerb("watch"));
+  EXPECT_NE(std::find(pods->subresources.begin(), pods->subresources.end(), "status"), pods->subresources.end());
+  const auto* nodes = find("", "nodes");
+  ASSERT_NE(nodes, nullptr);
+  EXPECT_FALSE(nodes->namespaced);
+  EXPECT_NE(find("apps", "deployments"), nullptr);
+  EXPECT_NE(find("coordination.k8s.io", "leases"), nullptr);
+  auto mapped = d.resourceFor("apps", "", "Deployment");
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_EQ(mapped->resource, "deployments");
+  EXPECT_EQ(mapped->version, "v1");
+  EXPECT_EQ(d.resourceFor("apps", "", "Nope").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(Client, DynamicObjectsKeepEverythingButMetadataVerbatim) {
+  apply(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dyn","labels":{"a":"b"}},"data":{"x":"1"}})");
+  auto obj = getDynamic(*client_, {"", "v1", "configmaps"}, ns(), "dyn");
+  ASSERT_TRUE(obj.ok()) << obj.status().toString();
+  EXPECT_EQ(obj->kind, "ConfigMap");
+  EXPECT_EQ(obj->metadata.labels.at("a"), "b");
+  auto data = api::dynamicField(*obj, "data");
+  ASSERT_TRUE(data.has_value());
+  EXPECT_EQ(Json::parse(*data), Json::parse(R"({"x":"1"})"));
+  auto list = listDynamicPage(*client_, {"", "v1", "configmaps"}, ns(), {});
+  ASSERT_TRUE(list.ok());
+  bool found = false;
+  for (const auto& o : list->items) found |= o.metadata.name == "dyn" && api::dynamicField(o, "data").has_value();
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
