@@ -186,7 +186,7 @@ def build_fields(defname, d, go_structs):
                 et, ek, ref = elem_info(ap)
                 if ref and ek == "struct":
                     deps.add((ref, "weak"))
-            f = Field(jname, "std::map<std::string, %s>" % et, "map", False, omit, jname in req, (et, ek))
+            f = Field(jname, "::kcm::api::StringMap<%s>" % et, "map", False, omit, jname in req, (et, ek))
         else:
             ct, kind, ref = elem_info(ps)
             f = Field(jname, ct, kind, is_ptr, omit, jname in req)
@@ -341,7 +341,11 @@ def main():
         for n in order:
             h.append("struct %s {" % short(n))
             for f in model[n]:
-                t = "std::optional<%s>" % f.cpp_type if f.optional else f.cpp_type
+                if f.optional:
+                    box = "::kcm::api::Box" if f.kind == "struct" else "std::optional"
+                    t = "%s<%s>" % (box, f.cpp_type)
+                else:
+                    t = f.cpp_type
                 h.append("  %s %s{};" % (t, member(f.jname)))
             h.append("  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim")
             h.append("};")

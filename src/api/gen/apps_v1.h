@@ -69,7 +69,7 @@ struct RollingUpdateDaemonSet {
 };
 
 struct DaemonSetUpdateStrategy {
-  std::optional<::kcm::api::apps::v1::RollingUpdateDaemonSet> rollingUpdate{};
+  ::kcm::api::Box<::kcm::api::apps::v1::RollingUpdateDaemonSet> rollingUpdate{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -77,7 +77,7 @@ struct DaemonSetUpdateStrategy {
 struct DaemonSetSpec {
   int32_t minReadySeconds{};
   std::optional<int32_t> revisionHistoryLimit{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::apps::v1::DaemonSetUpdateStrategy updateStrategy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -130,7 +130,7 @@ struct RollingUpdateDeployment {
 };
 
 struct DeploymentStrategy {
-  std::optional<::kcm::api::apps::v1::RollingUpdateDeployment> rollingUpdate{};
+  ::kcm::api::Box<::kcm::api::apps::v1::RollingUpdateDeployment> rollingUpdate{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -141,7 +141,7 @@ struct DeploymentSpec {
   std::optional<int32_t> progressDeadlineSeconds{};
   std::optional<int32_t> replicas{};
   std::optional<int32_t> revisionHistoryLimit{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::apps::v1::DeploymentStrategy strategy{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -190,7 +190,7 @@ struct DeploymentList {
 struct ReplicaSetSpec {
   int32_t minReadySeconds{};
   std::optional<int32_t> replicas{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -250,19 +250,19 @@ struct StatefulSetPersistentVolumeClaimRetentionPolicy {
 };
 
 struct StatefulSetUpdateStrategy {
-  std::optional<::kcm::api::apps::v1::RollingUpdateStatefulSetStrategy> rollingUpdate{};
+  ::kcm::api::Box<::kcm::api::apps::v1::RollingUpdateStatefulSetStrategy> rollingUpdate{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatefulSetSpec {
   int32_t minReadySeconds{};
-  std::optional<::kcm::api::apps::v1::StatefulSetOrdinals> ordinals{};
-  std::optional<::kcm::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy> persistentVolumeClaimRetentionPolicy{};
+  ::kcm::api::Box<::kcm::api::apps::v1::StatefulSetOrdinals> ordinals{};
+  ::kcm::api::Box<::kcm::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy> persistentVolumeClaimRetentionPolicy{};
   std::string podManagementPolicy{};
   std::optional<int32_t> replicas{};
   std::optional<int32_t> revisionHistoryLimit{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   std::string serviceName{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::apps::v1::StatefulSetUpdateStrategy updateStrategy{};

@@ -33,7 +33,7 @@ struct BoundObjectReference {
 };
 
 struct UserInfo {
-  std::map<std::string, std::vector<std::string>> extra{};
+  ::kcm::api::StringMap<std::vector<std::string>> extra{};
   std::vector<std::string> groups{};
   std::string uid{};
   std::string username{};
@@ -54,9 +54,9 @@ struct SelfSubjectReview {
 };
 
 struct TokenRequestSpec {
-  std::map<std::string, std::vector<std::string>> attestations{};
+  ::kcm::api::StringMap<std::vector<std::string>> attestations{};
   std::vector<std::string> audiences{};
-  std::optional<::kcm::api::authentication::v1::BoundObjectReference> boundObjectRef{};
+  ::kcm::api::Box<::kcm::api::authentication::v1::BoundObjectReference> boundObjectRef{};
   std::optional<int64_t> expirationSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

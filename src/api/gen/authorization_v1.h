@@ -48,9 +48,9 @@ struct NonResourceAttributes {
 };
 
 struct ResourceAttributes {
-  std::optional<::kcm::api::authorization::v1::FieldSelectorAttributes> fieldSelector{};
+  ::kcm::api::Box<::kcm::api::authorization::v1::FieldSelectorAttributes> fieldSelector{};
   std::string group{};
-  std::optional<::kcm::api::authorization::v1::LabelSelectorAttributes> labelSelector{};
+  ::kcm::api::Box<::kcm::api::authorization::v1::LabelSelectorAttributes> labelSelector{};
   std::string name{};
   std::string namespace_{};
   std::string resource{};
@@ -61,10 +61,10 @@ struct ResourceAttributes {
 };
 
 struct SubjectAccessReviewSpec {
-  std::map<std::string, std::vector<std::string>> extra{};
+  ::kcm::api::StringMap<std::vector<std::string>> extra{};
   std::vector<std::string> groups{};
-  std::optional<::kcm::api::authorization::v1::NonResourceAttributes> nonResourceAttributes{};
-  std::optional<::kcm::api::authorization::v1::ResourceAttributes> resourceAttributes{};
+  ::kcm::api::Box<::kcm::api::authorization::v1::NonResourceAttributes> nonResourceAttributes{};
+  ::kcm::api::Box<::kcm::api::authorization::v1::ResourceAttributes> resourceAttributes{};
   std::string uid{};
   std::string user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -102,8 +102,8 @@ struct ResourceRule {
 };
 
 struct SelfSubjectAccessReviewSpec {
-  std::optional<::kcm::api::authorization::v1::NonResourceAttributes> nonResourceAttributes{};
-  std::optional<::kcm::api::authorization::v1::ResourceAttributes> resourceAttributes{};
+  ::kcm::api::Box<::kcm::api::authorization::v1::NonResourceAttributes> nonResourceAttributes{};
+  ::kcm::api::Box<::kcm::api::authorization::v1::ResourceAttributes> resourceAttributes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -76,7 +76,7 @@ struct CrossVersionObjectReference {
 
 struct MetricIdentifier {
   std::string name{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -108,13 +108,13 @@ struct HPAScalingRules {
 };
 
 struct HorizontalPodAutoscalerBehavior {
-  std::optional<::kcm::api::autoscaling::v2::HPAScalingRules> scaleDown{};
-  std::optional<::kcm::api::autoscaling::v2::HPAScalingRules> scaleUp{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::HPAScalingRules> scaleDown{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::HPAScalingRules> scaleUp{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscalerSpec {
-  std::optional<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerBehavior> behavior{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerBehavior> behavior{};
   int32_t maxReplicas{};
   std::vector<::kcm::api::autoscaling::v2::MetricSpec> metrics{};
   std::optional<int32_t> minReplicas{};
@@ -179,11 +179,11 @@ struct ResourceMetricSource {
 };
 
 struct MetricSpec {
-  std::optional<::kcm::api::autoscaling::v2::ContainerResourceMetricSource> containerResource{};
-  std::optional<::kcm::api::autoscaling::v2::ExternalMetricSource> external{};
-  std::optional<::kcm::api::autoscaling::v2::ObjectMetricSource> object{};
-  std::optional<::kcm::api::autoscaling::v2::PodsMetricSource> pods{};
-  std::optional<::kcm::api::autoscaling::v2::ResourceMetricSource> resource{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ContainerResourceMetricSource> containerResource{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ExternalMetricSource> external{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ObjectMetricSource> object{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::PodsMetricSource> pods{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ResourceMetricSource> resource{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -208,11 +208,11 @@ struct ResourceMetricStatus {
 };
 
 struct MetricStatus {
-  std::optional<::kcm::api::autoscaling::v2::ContainerResourceMetricStatus> containerResource{};
-  std::optional<::kcm::api::autoscaling::v2::ExternalMetricStatus> external{};
-  std::optional<::kcm::api::autoscaling::v2::ObjectMetricStatus> object{};
-  std::optional<::kcm::api::autoscaling::v2::PodsMetricStatus> pods{};
-  std::optional<::kcm::api::autoscaling::v2::ResourceMetricStatus> resource{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ContainerResourceMetricStatus> containerResource{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ExternalMetricStatus> external{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ObjectMetricStatus> object{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::PodsMetricStatus> pods{};
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::ResourceMetricStatus> resource{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -35,10 +35,10 @@ struct PodFailurePolicyRule;
 struct SuccessPolicyRule;
 
 struct JobSchedulingConfiguration {
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupDisruptionMode> disruptionMode{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupDisruptionMode> disruptionMode{};
   std::vector<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupResourceClaim> resourceClaims{};
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingConstraints> schedulingConstraints{};
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingPolicy> schedulingPolicy{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingConstraints> schedulingConstraints{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingPolicy> schedulingPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -62,11 +62,11 @@ struct JobSpec {
   std::optional<bool> manualSelector{};
   std::optional<int32_t> maxFailedIndexes{};
   std::optional<int32_t> parallelism{};
-  std::optional<::kcm::api::batch::v1::PodFailurePolicy> podFailurePolicy{};
+  ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicy> podFailurePolicy{};
   std::optional<std::string> podReplacementPolicy{};
-  std::optional<::kcm::api::batch::v1::JobSchedulingConfiguration> scheduling{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
-  std::optional<::kcm::api::batch::v1::SuccessPolicy> successPolicy{};
+  ::kcm::api::Box<::kcm::api::batch::v1::JobSchedulingConfiguration> scheduling{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::batch::v1::SuccessPolicy> successPolicy{};
   std::optional<bool> suspend{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   std::optional<int32_t> ttlSecondsAfterFinished{};
@@ -132,7 +132,7 @@ struct JobStatus {
   std::optional<::kcm::api::Time> startTime{};
   int32_t succeeded{};
   std::optional<int32_t> terminating{};
-  std::optional<::kcm::api::batch::v1::UncountedTerminatedPods> uncountedTerminatedPods{};
+  ::kcm::api::Box<::kcm::api::batch::v1::UncountedTerminatedPods> uncountedTerminatedPods{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -178,7 +178,7 @@ struct PodFailurePolicyOnPodConditionsPattern {
 
 struct PodFailurePolicyRule {
   std::string action{};
-  std::optional<::kcm::api::batch::v1::PodFailurePolicyOnExitCodesRequirement> onExitCodes{};
+  ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicyOnExitCodesRequirement> onExitCodes{};
   std::vector<::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern> onPodConditions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

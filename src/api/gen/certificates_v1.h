@@ -28,7 +28,7 @@ struct PodCertificateRequestList;
 
 struct CertificateSigningRequestSpec {
   std::optional<int32_t> expirationSeconds{};
-  std::map<std::string, std::vector<std::string>> extra{};
+  ::kcm::api::StringMap<std::vector<std::string>> extra{};
   std::vector<std::string> groups{};
   std::string request{};
   std::string signerName{};
@@ -103,7 +103,7 @@ struct PodCertificateRequestSpec {
   std::string serviceAccountUID{};
   std::string signerName{};
   std::string stubPKCS10Request{};
-  std::map<std::string, std::string> unverifiedUserAnnotations{};
+  ::kcm::api::StringMap<std::string> unverifiedUserAnnotations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -258,7 +258,7 @@ struct NodeSelector {
 
 struct NodeAffinity {
   std::vector<::kcm::api::core::v1::PreferredSchedulingTerm> preferredDuringSchedulingIgnoredDuringExecution{};
-  std::optional<::kcm::api::core::v1::NodeSelector> requiredDuringSchedulingIgnoredDuringExecution{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> requiredDuringSchedulingIgnoredDuringExecution{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -275,9 +275,9 @@ struct PodAntiAffinity {
 };
 
 struct Affinity {
-  std::optional<::kcm::api::core::v1::NodeAffinity> nodeAffinity{};
-  std::optional<::kcm::api::core::v1::PodAffinity> podAffinity{};
-  std::optional<::kcm::api::core::v1::PodAntiAffinity> podAntiAffinity{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeAffinity> nodeAffinity{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodAffinity> podAffinity{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodAntiAffinity> podAntiAffinity{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -344,15 +344,15 @@ struct SecretReference {
 };
 
 struct CSIPersistentVolumeSource {
-  std::optional<::kcm::api::core::v1::SecretReference> controllerExpandSecretRef{};
-  std::optional<::kcm::api::core::v1::SecretReference> controllerPublishSecretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> controllerExpandSecretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> controllerPublishSecretRef{};
   std::string driver{};
   std::string fsType{};
-  std::optional<::kcm::api::core::v1::SecretReference> nodeExpandSecretRef{};
-  std::optional<::kcm::api::core::v1::SecretReference> nodePublishSecretRef{};
-  std::optional<::kcm::api::core::v1::SecretReference> nodeStageSecretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodeExpandSecretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodePublishSecretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodeStageSecretRef{};
   bool readOnly{};
-  std::map<std::string, std::string> volumeAttributes{};
+  ::kcm::api::StringMap<std::string> volumeAttributes{};
   std::string volumeHandle{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -365,9 +365,9 @@ struct LocalObjectReference {
 struct CSIVolumeSource {
   std::string driver{};
   std::optional<std::string> fsType{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> nodePublishSecretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> nodePublishSecretRef{};
   std::optional<bool> readOnly{};
-  std::map<std::string, std::string> volumeAttributes{};
+  ::kcm::api::StringMap<std::string> volumeAttributes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -382,7 +382,7 @@ struct CephFSPersistentVolumeSource {
   std::string path{};
   bool readOnly{};
   std::string secretFile{};
-  std::optional<::kcm::api::core::v1::SecretReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   std::string user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -392,7 +392,7 @@ struct CephFSVolumeSource {
   std::string path{};
   bool readOnly{};
   std::string secretFile{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   std::string user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -400,7 +400,7 @@ struct CephFSVolumeSource {
 struct CinderPersistentVolumeSource {
   std::string fsType{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::SecretReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   std::string volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -408,7 +408,7 @@ struct CinderPersistentVolumeSource {
 struct CinderVolumeSource {
   std::string fsType{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   std::string volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -419,7 +419,7 @@ struct ClientIPConfig {
 };
 
 struct ClusterTrustBundleProjection {
-  std::optional<::kcm::api::meta::v1::LabelSelector> labelSelector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
   std::optional<std::string> name{};
   std::optional<bool> optional{};
   std::string path{};
@@ -454,8 +454,8 @@ struct ComponentStatusList {
 
 struct ConfigMap {
   std::string apiVersion{};
-  std::map<std::string, std::string> binaryData{};
-  std::map<std::string, std::string> data{};
+  ::kcm::api::StringMap<std::string> binaryData{};
+  ::kcm::api::StringMap<std::string> data{};
   std::optional<bool> immutable{};
   std::string kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
@@ -535,16 +535,16 @@ struct TCPSocketAction {
 };
 
 struct LifecycleHandler {
-  std::optional<::kcm::api::core::v1::ExecAction> exec{};
-  std::optional<::kcm::api::core::v1::HTTPGetAction> httpGet{};
-  std::optional<::kcm::api::core::v1::SleepAction> sleep{};
-  std::optional<::kcm::api::core::v1::TCPSocketAction> tcpSocket{};
+  ::kcm::api::Box<::kcm::api::core::v1::ExecAction> exec{};
+  ::kcm::api::Box<::kcm::api::core::v1::HTTPGetAction> httpGet{};
+  ::kcm::api::Box<::kcm::api::core::v1::SleepAction> sleep{};
+  ::kcm::api::Box<::kcm::api::core::v1::TCPSocketAction> tcpSocket{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Lifecycle {
-  std::optional<::kcm::api::core::v1::LifecycleHandler> postStart{};
-  std::optional<::kcm::api::core::v1::LifecycleHandler> preStop{};
+  ::kcm::api::Box<::kcm::api::core::v1::LifecycleHandler> postStart{};
+  ::kcm::api::Box<::kcm::api::core::v1::LifecycleHandler> preStop{};
   std::optional<std::string> stopSignal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -557,14 +557,14 @@ struct GRPCAction {
 };
 
 struct Probe {
-  std::optional<::kcm::api::core::v1::ExecAction> exec{};
+  ::kcm::api::Box<::kcm::api::core::v1::ExecAction> exec{};
   int32_t failureThreshold{};
-  std::optional<::kcm::api::core::v1::GRPCAction> grpc{};
-  std::optional<::kcm::api::core::v1::HTTPGetAction> httpGet{};
+  ::kcm::api::Box<::kcm::api::core::v1::GRPCAction> grpc{};
+  ::kcm::api::Box<::kcm::api::core::v1::HTTPGetAction> httpGet{};
   int32_t initialDelaySeconds{};
   int32_t periodSeconds{};
   int32_t successThreshold{};
-  std::optional<::kcm::api::core::v1::TCPSocketAction> tcpSocket{};
+  ::kcm::api::Box<::kcm::api::core::v1::TCPSocketAction> tcpSocket{};
   std::optional<int64_t> terminationGracePeriodSeconds{};
   int32_t timeoutSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -572,8 +572,8 @@ struct Probe {
 
 struct ResourceRequirements {
   std::vector<::kcm::api::core::v1::ResourceClaim> claims{};
-  std::map<std::string, ::kcm::api::Quantity> limits{};
-  std::map<std::string, ::kcm::api::Quantity> requests{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> limits{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -601,17 +601,17 @@ struct WindowsSecurityContextOptions {
 
 struct SecurityContext {
   std::optional<bool> allowPrivilegeEscalation{};
-  std::optional<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
-  std::optional<::kcm::api::core::v1::Capabilities> capabilities{};
+  ::kcm::api::Box<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
+  ::kcm::api::Box<::kcm::api::core::v1::Capabilities> capabilities{};
   std::optional<bool> privileged{};
   std::optional<std::string> procMount{};
   std::optional<bool> readOnlyRootFilesystem{};
   std::optional<int64_t> runAsGroup{};
   std::optional<bool> runAsNonRoot{};
   std::optional<int64_t> runAsUser{};
-  std::optional<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
-  std::optional<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
-  std::optional<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
+  ::kcm::api::Box<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
+  ::kcm::api::Box<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
+  ::kcm::api::Box<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -622,17 +622,17 @@ struct Container {
   std::vector<::kcm::api::core::v1::EnvFromSource> envFrom{};
   std::string image{};
   std::string imagePullPolicy{};
-  std::optional<::kcm::api::core::v1::Lifecycle> lifecycle{};
-  std::optional<::kcm::api::core::v1::Probe> livenessProbe{};
+  ::kcm::api::Box<::kcm::api::core::v1::Lifecycle> lifecycle{};
+  ::kcm::api::Box<::kcm::api::core::v1::Probe> livenessProbe{};
   std::string name{};
   std::vector<::kcm::api::core::v1::ContainerPort> ports{};
-  std::optional<::kcm::api::core::v1::Probe> readinessProbe{};
+  ::kcm::api::Box<::kcm::api::core::v1::Probe> readinessProbe{};
   std::vector<::kcm::api::core::v1::ContainerResizePolicy> resizePolicy{};
   ::kcm::api::core::v1::ResourceRequirements resources{};
   std::optional<std::string> restartPolicy{};
   std::vector<::kcm::api::core::v1::ContainerRestartRule> restartPolicyRules{};
-  std::optional<::kcm::api::core::v1::SecurityContext> securityContext{};
-  std::optional<::kcm::api::core::v1::Probe> startupProbe{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecurityContext> securityContext{};
+  ::kcm::api::Box<::kcm::api::core::v1::Probe> startupProbe{};
   bool stdin{};
   bool stdinOnce{};
   std::string terminationMessagePath{};
@@ -680,7 +680,7 @@ struct ContainerRestartRuleOnExitCodes {
 
 struct ContainerRestartRule {
   std::string action{};
-  std::optional<::kcm::api::core::v1::ContainerRestartRuleOnExitCodes> exitCodes{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerRestartRuleOnExitCodes> exitCodes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -707,9 +707,9 @@ struct ContainerStateWaiting {
 };
 
 struct ContainerState {
-  std::optional<::kcm::api::core::v1::ContainerStateRunning> running{};
-  std::optional<::kcm::api::core::v1::ContainerStateTerminated> terminated{};
-  std::optional<::kcm::api::core::v1::ContainerStateWaiting> waiting{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerStateRunning> running{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerStateTerminated> terminated{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerStateWaiting> waiting{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -721,12 +721,12 @@ struct LinuxContainerUser {
 };
 
 struct ContainerUser {
-  std::optional<::kcm::api::core::v1::LinuxContainerUser> linux{};
+  ::kcm::api::Box<::kcm::api::core::v1::LinuxContainerUser> linux{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerStatus {
-  std::map<std::string, ::kcm::api::Quantity> allocatedResources{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   std::vector<::kcm::api::core::v1::ResourceStatus> allocatedResourcesStatus{};
   std::string containerID{};
   std::string image{};
@@ -734,12 +734,12 @@ struct ContainerStatus {
   ::kcm::api::core::v1::ContainerState lastState{};
   std::string name{};
   bool ready{};
-  std::optional<::kcm::api::core::v1::ResourceRequirements> resources{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   int32_t restartCount{};
   std::optional<bool> started{};
   ::kcm::api::core::v1::ContainerState state{};
   std::optional<std::string> stopSignal{};
-  std::optional<::kcm::api::core::v1::ContainerUser> user{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerUser> user{};
   std::vector<::kcm::api::core::v1::VolumeMountStatus> volumeMounts{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -768,10 +768,10 @@ struct ResourceFieldSelector {
 };
 
 struct DownwardAPIVolumeFile {
-  std::optional<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
   std::optional<int32_t> mode{};
   std::string path{};
-  std::optional<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
   std::optional<int64_t> user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -794,7 +794,7 @@ struct EndpointAddress {
   std::string hostname{};
   std::string ip{};
   std::optional<std::string> nodeName{};
-  std::optional<::kcm::api::core::v1::ObjectReference> targetRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -836,9 +836,9 @@ struct SecretEnvSource {
 };
 
 struct EnvFromSource {
-  std::optional<::kcm::api::core::v1::ConfigMapEnvSource> configMapRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapEnvSource> configMapRef{};
   std::string prefix{};
-  std::optional<::kcm::api::core::v1::SecretEnvSource> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretEnvSource> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -858,18 +858,18 @@ struct SecretKeySelector {
 };
 
 struct EnvVarSource {
-  std::optional<::kcm::api::core::v1::ConfigMapKeySelector> configMapKeyRef{};
-  std::optional<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
-  std::optional<::kcm::api::core::v1::FileKeySelector> fileKeyRef{};
-  std::optional<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
-  std::optional<::kcm::api::core::v1::SecretKeySelector> secretKeyRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapKeySelector> configMapKeyRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::FileKeySelector> fileKeyRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretKeySelector> secretKeyRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EnvVar {
   std::string name{};
   std::string value{};
-  std::optional<::kcm::api::core::v1::EnvVarSource> valueFrom{};
+  ::kcm::api::Box<::kcm::api::core::v1::EnvVarSource> valueFrom{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -880,17 +880,17 @@ struct EphemeralContainer {
   std::vector<::kcm::api::core::v1::EnvFromSource> envFrom{};
   std::string image{};
   std::string imagePullPolicy{};
-  std::optional<::kcm::api::core::v1::Lifecycle> lifecycle{};
-  std::optional<::kcm::api::core::v1::Probe> livenessProbe{};
+  ::kcm::api::Box<::kcm::api::core::v1::Lifecycle> lifecycle{};
+  ::kcm::api::Box<::kcm::api::core::v1::Probe> livenessProbe{};
   std::string name{};
   std::vector<::kcm::api::core::v1::ContainerPort> ports{};
-  std::optional<::kcm::api::core::v1::Probe> readinessProbe{};
+  ::kcm::api::Box<::kcm::api::core::v1::Probe> readinessProbe{};
   std::vector<::kcm::api::core::v1::ContainerResizePolicy> resizePolicy{};
   ::kcm::api::core::v1::ResourceRequirements resources{};
   std::optional<std::string> restartPolicy{};
   std::vector<::kcm::api::core::v1::ContainerRestartRule> restartPolicyRules{};
-  std::optional<::kcm::api::core::v1::SecurityContext> securityContext{};
-  std::optional<::kcm::api::core::v1::Probe> startupProbe{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecurityContext> securityContext{};
+  ::kcm::api::Box<::kcm::api::core::v1::Probe> startupProbe{};
   bool stdin{};
   bool stdinOnce{};
   std::string targetContainerName{};
@@ -919,17 +919,17 @@ struct TypedObjectReference {
 };
 
 struct VolumeResourceRequirements {
-  std::map<std::string, ::kcm::api::Quantity> limits{};
-  std::map<std::string, ::kcm::api::Quantity> requests{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> limits{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeClaimSpec {
   std::vector<std::string> accessModes{};
-  std::optional<::kcm::api::core::v1::TypedLocalObjectReference> dataSource{};
-  std::optional<::kcm::api::core::v1::TypedObjectReference> dataSourceRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::TypedLocalObjectReference> dataSource{};
+  ::kcm::api::Box<::kcm::api::core::v1::TypedObjectReference> dataSourceRef{};
   ::kcm::api::core::v1::VolumeResourceRequirements resources{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   std::optional<std::string> storageClassName{};
   std::optional<std::string> volumeAttributesClassName{};
   std::optional<std::string> volumeMode{};
@@ -944,7 +944,7 @@ struct PersistentVolumeClaimTemplate {
 };
 
 struct EphemeralVolumeSource {
-  std::optional<::kcm::api::core::v1::PersistentVolumeClaimTemplate> volumeClaimTemplate{};
+  ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeClaimTemplate> volumeClaimTemplate{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -972,10 +972,10 @@ struct Event {
   std::string message{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::string reason{};
-  std::optional<::kcm::api::core::v1::ObjectReference> related{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> related{};
   std::string reportingComponent{};
   std::string reportingInstance{};
-  std::optional<::kcm::api::core::v1::EventSeries> series{};
+  ::kcm::api::Box<::kcm::api::core::v1::EventSeries> series{};
   ::kcm::api::core::v1::EventSource source{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -1007,18 +1007,18 @@ struct FCVolumeSource {
 struct FlexPersistentVolumeSource {
   std::string driver{};
   std::string fsType{};
-  std::map<std::string, std::string> options{};
+  ::kcm::api::StringMap<std::string> options{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::SecretReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FlexVolumeSource {
   std::string driver{};
   std::string fsType{};
-  std::map<std::string, std::string> options{};
+  ::kcm::api::StringMap<std::string> options{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1091,7 +1091,7 @@ struct ISCSIPersistentVolumeSource {
   int32_t lun{};
   std::vector<std::string> portals{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::SecretReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   std::string targetPortal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1106,7 +1106,7 @@ struct ISCSIVolumeSource {
   int32_t lun{};
   std::vector<std::string> portals{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   std::string targetPortal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1144,11 +1144,11 @@ struct LimitRange {
 };
 
 struct LimitRangeItem {
-  std::map<std::string, ::kcm::api::Quantity> default_{};
-  std::map<std::string, ::kcm::api::Quantity> defaultRequest{};
-  std::map<std::string, ::kcm::api::Quantity> max{};
-  std::map<std::string, ::kcm::api::Quantity> maxLimitRequestRatio{};
-  std::map<std::string, ::kcm::api::Quantity> min{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> default_{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> defaultRequest{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> max{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> maxLimitRequestRatio{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> min{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1231,7 +1231,7 @@ struct NamespaceList {
 };
 
 struct NodeConfigSource {
-  std::optional<::kcm::api::core::v1::ConfigMapNodeConfigSource> configMap{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapNodeConfigSource> configMap{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1241,11 +1241,11 @@ struct NodePodPreemptionPolicy {
 };
 
 struct NodeSpec {
-  std::optional<::kcm::api::core::v1::NodeConfigSource> configSource{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> configSource{};
   std::string externalID{};
   std::string podCIDR{};
   std::vector<std::string> podCIDRs{};
-  std::optional<::kcm::api::core::v1::NodePodPreemptionPolicy> podPreemptionPolicy{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodePodPreemptionPolicy> podPreemptionPolicy{};
   std::string providerID{};
   std::vector<::kcm::api::core::v1::Taint> taints{};
   bool unschedulable{};
@@ -1253,10 +1253,10 @@ struct NodeSpec {
 };
 
 struct NodeConfigStatus {
-  std::optional<::kcm::api::core::v1::NodeConfigSource> active{};
-  std::optional<::kcm::api::core::v1::NodeConfigSource> assigned{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> active{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> assigned{};
   std::string error{};
-  std::optional<::kcm::api::core::v1::NodeConfigSource> lastKnownGood{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> lastKnownGood{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1286,20 +1286,20 @@ struct NodeSystemInfo {
   std::string operatingSystem{};
   std::string osImage{};
   std::optional<bool> runningInUserNamespace{};
-  std::optional<::kcm::api::core::v1::NodeSwapStatus> swap{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSwapStatus> swap{};
   std::string systemUUID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeStatus {
   std::vector<::kcm::api::core::v1::NodeAddress> addresses{};
-  std::map<std::string, ::kcm::api::Quantity> allocatable{};
-  std::map<std::string, ::kcm::api::Quantity> capacity{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> allocatable{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> capacity{};
   std::vector<::kcm::api::core::v1::NodeCondition> conditions{};
-  std::optional<::kcm::api::core::v1::NodeConfigStatus> config{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeConfigStatus> config{};
   ::kcm::api::core::v1::NodeDaemonEndpoints daemonEndpoints{};
   std::vector<std::string> declaredFeatures{};
-  std::optional<::kcm::api::core::v1::NodeFeatures> features{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeFeatures> features{};
   std::vector<::kcm::api::core::v1::ContainerImage> images{};
   ::kcm::api::core::v1::NodeSystemInfo nodeInfo{};
   std::string phase{};
@@ -1370,7 +1370,7 @@ struct NodeRuntimeHandlerFeatures {
 };
 
 struct NodeRuntimeHandler {
-  std::optional<::kcm::api::core::v1::NodeRuntimeHandlerFeatures> features{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeRuntimeHandlerFeatures> features{};
   std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1418,7 +1418,7 @@ struct RBDPersistentVolumeSource {
   std::vector<std::string> monitors{};
   std::string pool{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::SecretReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   std::string user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1428,7 +1428,7 @@ struct ScaleIOPersistentVolumeSource {
   std::string gateway{};
   std::string protectionDomain{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::SecretReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   bool sslEnabled{};
   std::string storageMode{};
   std::string storagePool{};
@@ -1440,14 +1440,14 @@ struct ScaleIOPersistentVolumeSource {
 struct StorageOSPersistentVolumeSource {
   std::string fsType{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::ObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> secretRef{};
   std::string volumeName{};
   std::string volumeNamespace{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeNodeAffinity {
-  std::optional<::kcm::api::core::v1::NodeSelector> required{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> required{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1461,36 +1461,36 @@ struct VsphereVirtualDiskVolumeSource {
 
 struct PersistentVolumeSpec {
   std::vector<std::string> accessModes{};
-  std::optional<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
-  std::optional<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
-  std::optional<::kcm::api::core::v1::AzureFilePersistentVolumeSource> azureFile{};
-  std::map<std::string, ::kcm::api::Quantity> capacity{};
-  std::optional<::kcm::api::core::v1::CephFSPersistentVolumeSource> cephfs{};
-  std::optional<::kcm::api::core::v1::CinderPersistentVolumeSource> cinder{};
-  std::optional<::kcm::api::core::v1::ObjectReference> claimRef{};
-  std::optional<::kcm::api::core::v1::CSIPersistentVolumeSource> csi{};
-  std::optional<::kcm::api::core::v1::FCVolumeSource> fc{};
-  std::optional<::kcm::api::core::v1::FlexPersistentVolumeSource> flexVolume{};
-  std::optional<::kcm::api::core::v1::FlockerVolumeSource> flocker{};
-  std::optional<::kcm::api::core::v1::GCEPersistentDiskVolumeSource> gcePersistentDisk{};
-  std::optional<::kcm::api::core::v1::GlusterfsPersistentVolumeSource> glusterfs{};
-  std::optional<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
-  std::optional<::kcm::api::core::v1::ISCSIPersistentVolumeSource> iscsi{};
-  std::optional<::kcm::api::core::v1::LocalVolumeSource> local{};
+  ::kcm::api::Box<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
+  ::kcm::api::Box<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::AzureFilePersistentVolumeSource> azureFile{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> capacity{};
+  ::kcm::api::Box<::kcm::api::core::v1::CephFSPersistentVolumeSource> cephfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::CinderPersistentVolumeSource> cinder{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> claimRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::CSIPersistentVolumeSource> csi{};
+  ::kcm::api::Box<::kcm::api::core::v1::FCVolumeSource> fc{};
+  ::kcm::api::Box<::kcm::api::core::v1::FlexPersistentVolumeSource> flexVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::FlockerVolumeSource> flocker{};
+  ::kcm::api::Box<::kcm::api::core::v1::GCEPersistentDiskVolumeSource> gcePersistentDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::GlusterfsPersistentVolumeSource> glusterfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
+  ::kcm::api::Box<::kcm::api::core::v1::ISCSIPersistentVolumeSource> iscsi{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalVolumeSource> local{};
   std::vector<std::string> mountOptions{};
-  std::optional<::kcm::api::core::v1::NFSVolumeSource> nfs{};
-  std::optional<::kcm::api::core::v1::VolumeNodeAffinity> nodeAffinity{};
+  ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::VolumeNodeAffinity> nodeAffinity{};
   std::string persistentVolumeReclaimPolicy{};
-  std::optional<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
-  std::optional<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
-  std::optional<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
-  std::optional<::kcm::api::core::v1::RBDPersistentVolumeSource> rbd{};
-  std::optional<::kcm::api::core::v1::ScaleIOPersistentVolumeSource> scaleIO{};
+  ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
+  ::kcm::api::Box<::kcm::api::core::v1::RBDPersistentVolumeSource> rbd{};
+  ::kcm::api::Box<::kcm::api::core::v1::ScaleIOPersistentVolumeSource> scaleIO{};
   std::string storageClassName{};
-  std::optional<::kcm::api::core::v1::StorageOSPersistentVolumeSource> storageos{};
+  ::kcm::api::Box<::kcm::api::core::v1::StorageOSPersistentVolumeSource> storageos{};
   std::optional<std::string> volumeAttributesClassName{};
   std::optional<std::string> volumeMode{};
-  std::optional<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1519,13 +1519,13 @@ struct VolumeHealthStatus {
 
 struct PersistentVolumeClaimStatus {
   std::vector<std::string> accessModes{};
-  std::map<std::string, std::string> allocatedResourceStatuses{};
-  std::map<std::string, ::kcm::api::Quantity> allocatedResources{};
-  std::map<std::string, ::kcm::api::Quantity> capacity{};
+  ::kcm::api::StringMap<std::string> allocatedResourceStatuses{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> capacity{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaimCondition> conditions{};
   std::optional<std::string> currentVolumeAttributesClassName{};
-  std::optional<::kcm::api::core::v1::VolumeHealthStatus> healthStatus{};
-  std::optional<::kcm::api::core::v1::ModifyVolumeStatus> modifyVolumeStatus{};
+  ::kcm::api::Box<::kcm::api::core::v1::VolumeHealthStatus> healthStatus{};
+  ::kcm::api::Box<::kcm::api::core::v1::ModifyVolumeStatus> modifyVolumeStatus{};
   std::string phase{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1589,28 +1589,28 @@ struct PodSchedulingGroup {
 };
 
 struct PodSecurityContext {
-  std::optional<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
+  ::kcm::api::Box<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
   std::optional<int64_t> fsGroup{};
   std::optional<std::string> fsGroupChangePolicy{};
   std::optional<int64_t> runAsGroup{};
   std::optional<bool> runAsNonRoot{};
   std::optional<int64_t> runAsUser{};
   std::optional<std::string> seLinuxChangePolicy{};
-  std::optional<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
-  std::optional<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
+  ::kcm::api::Box<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
+  ::kcm::api::Box<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
   std::vector<int64_t> supplementalGroups{};
   std::optional<std::string> supplementalGroupsPolicy{};
   std::vector<::kcm::api::core::v1::Sysctl> sysctls{};
-  std::optional<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
+  ::kcm::api::Box<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodSpec {
   std::optional<int64_t> activeDeadlineSeconds{};
-  std::optional<::kcm::api::core::v1::Affinity> affinity{};
+  ::kcm::api::Box<::kcm::api::core::v1::Affinity> affinity{};
   std::optional<bool> automountServiceAccountToken{};
   std::vector<::kcm::api::core::v1::Container> containers{};
-  std::optional<::kcm::api::core::v1::PodDNSConfig> dnsConfig{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodDNSConfig> dnsConfig{};
   std::string dnsPolicy{};
   std::optional<bool> enableServiceLinks{};
   std::vector<::kcm::api::core::v1::EphemeralContainer> ephemeralContainers{};
@@ -1625,21 +1625,21 @@ struct PodSpec {
   std::vector<::kcm::api::core::v1::LocalObjectReference> imagePullSecrets{};
   std::vector<::kcm::api::core::v1::Container> initContainers{};
   std::string nodeName{};
-  std::map<std::string, std::string> nodeSelector{};
-  std::optional<::kcm::api::core::v1::PodOS> os{};
-  std::map<std::string, ::kcm::api::Quantity> overhead{};
+  ::kcm::api::StringMap<std::string> nodeSelector{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodOS> os{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> overhead{};
   std::optional<std::string> preemptionPolicy{};
   std::optional<int32_t> priority{};
   std::string priorityClassName{};
   std::vector<::kcm::api::core::v1::PodReadinessGate> readinessGates{};
   std::vector<::kcm::api::core::v1::PodResourceClaim> resourceClaims{};
-  std::optional<::kcm::api::core::v1::ResourceRequirements> resources{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   std::string restartPolicy{};
   std::optional<std::string> runtimeClassName{};
   std::string schedulerName{};
   std::vector<::kcm::api::core::v1::PodSchedulingGate> schedulingGates{};
-  std::optional<::kcm::api::core::v1::PodSchedulingGroup> schedulingGroup{};
-  std::optional<::kcm::api::core::v1::PodSecurityContext> securityContext{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodSchedulingGroup> schedulingGroup{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodSecurityContext> securityContext{};
   std::string serviceAccount{};
   std::string serviceAccountName{};
   std::optional<bool> setHostnameAsFQDN{};
@@ -1659,11 +1659,11 @@ struct PodExtendedResourceClaimStatus {
 };
 
 struct PodStatus {
-  std::map<std::string, ::kcm::api::Quantity> allocatedResources{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   std::vector<::kcm::api::core::v1::PodCondition> conditions{};
   std::vector<::kcm::api::core::v1::ContainerStatus> containerStatuses{};
   std::vector<::kcm::api::core::v1::ContainerStatus> ephemeralContainerStatuses{};
-  std::optional<::kcm::api::core::v1::PodExtendedResourceClaimStatus> extendedResourceClaimStatus{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodExtendedResourceClaimStatus> extendedResourceClaimStatus{};
   std::string hostIP{};
   std::vector<::kcm::api::core::v1::HostIP> hostIPs{};
   std::vector<::kcm::api::core::v1::ContainerStatus> initContainerStatuses{};
@@ -1678,7 +1678,7 @@ struct PodStatus {
   std::string reason{};
   std::string resize{};
   std::vector<::kcm::api::core::v1::PodResourceClaimStatus> resourceClaimStatuses{};
-  std::optional<::kcm::api::core::v1::ResourceRequirements> resources{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   std::optional<::kcm::api::Time> startTime{};
   std::vector<::kcm::api::core::v1::PodVolumeHealth> volumeHealth{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -1694,10 +1694,10 @@ struct Pod {
 };
 
 struct PodAffinityTerm {
-  std::optional<::kcm::api::meta::v1::LabelSelector> labelSelector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
   std::vector<std::string> matchLabelKeys{};
   std::vector<std::string> mismatchLabelKeys{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   std::vector<std::string> namespaces{};
   std::string topologyKey{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -1711,7 +1711,7 @@ struct PodCertificateProjection {
   std::optional<int32_t> maxExpirationSeconds{};
   std::string signerName{};
   std::optional<int64_t> user{};
-  std::map<std::string, std::string> userAnnotations{};
+  ::kcm::api::StringMap<std::string> userAnnotations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1824,7 +1824,7 @@ struct RBDVolumeSource {
   std::vector<std::string> monitors{};
   std::string pool{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   std::string user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1832,8 +1832,8 @@ struct RBDVolumeSource {
 struct ReplicationControllerSpec {
   int32_t minReadySeconds{};
   std::optional<int32_t> replicas{};
-  std::map<std::string, std::string> selector{};
-  std::optional<::kcm::api::core::v1::PodTemplateSpec> template_{};
+  ::kcm::api::StringMap<std::string> selector{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodTemplateSpec> template_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1892,15 +1892,15 @@ struct ScopeSelector {
 };
 
 struct ResourceQuotaSpec {
-  std::map<std::string, ::kcm::api::Quantity> hard{};
-  std::optional<::kcm::api::core::v1::ScopeSelector> scopeSelector{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> hard{};
+  ::kcm::api::Box<::kcm::api::core::v1::ScopeSelector> scopeSelector{};
   std::vector<std::string> scopes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceQuotaStatus {
-  std::map<std::string, ::kcm::api::Quantity> hard{};
-  std::map<std::string, ::kcm::api::Quantity> used{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> hard{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> used{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1932,7 +1932,7 @@ struct ScaleIOVolumeSource {
   std::string gateway{};
   std::string protectionDomain{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   bool sslEnabled{};
   std::string storageMode{};
   std::string storagePool{};
@@ -1950,11 +1950,11 @@ struct ScopedResourceSelectorRequirement {
 
 struct Secret {
   std::string apiVersion{};
-  std::map<std::string, std::string> data{};
+  ::kcm::api::StringMap<std::string> data{};
   std::optional<bool> immutable{};
   std::string kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::map<std::string, std::string> stringData{};
+  ::kcm::api::StringMap<std::string> stringData{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1984,7 +1984,7 @@ struct SecretVolumeSource {
 };
 
 struct SessionAffinityConfig {
-  std::optional<::kcm::api::core::v1::ClientIPConfig> clientIP{};
+  ::kcm::api::Box<::kcm::api::core::v1::ClientIPConfig> clientIP{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2004,9 +2004,9 @@ struct ServiceSpec {
   std::vector<std::string> loadBalancerSourceRanges{};
   std::vector<::kcm::api::core::v1::ServicePort> ports{};
   bool publishNotReadyAddresses{};
-  std::map<std::string, std::string> selector{};
+  ::kcm::api::StringMap<std::string> selector{};
   std::string sessionAffinity{};
-  std::optional<::kcm::api::core::v1::SessionAffinityConfig> sessionAffinityConfig{};
+  ::kcm::api::Box<::kcm::api::core::v1::SessionAffinityConfig> sessionAffinityConfig{};
   std::optional<std::string> trafficDistribution{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -2074,7 +2074,7 @@ struct ServicePort {
 struct StorageOSVolumeSource {
   std::string fsType{};
   bool readOnly{};
-  std::optional<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   std::string volumeName{};
   std::string volumeNamespace{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -2115,7 +2115,7 @@ struct TopologySelectorTerm {
 };
 
 struct TopologySpreadConstraint {
-  std::optional<::kcm::api::meta::v1::LabelSelector> labelSelector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
   std::vector<std::string> matchLabelKeys{};
   int32_t maxSkew{};
   std::optional<int32_t> minDomains{};
@@ -2127,37 +2127,37 @@ struct TopologySpreadConstraint {
 };
 
 struct Volume {
-  std::optional<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
-  std::optional<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
-  std::optional<::kcm::api::core::v1::AzureFileVolumeSource> azureFile{};
-  std::optional<::kcm::api::core::v1::CephFSVolumeSource> cephfs{};
-  std::optional<::kcm::api::core::v1::CinderVolumeSource> cinder{};
-  std::optional<::kcm::api::core::v1::ConfigMapVolumeSource> configMap{};
-  std::optional<::kcm::api::core::v1::CSIVolumeSource> csi{};
-  std::optional<::kcm::api::core::v1::DownwardAPIVolumeSource> downwardAPI{};
-  std::optional<::kcm::api::core::v1::EmptyDirVolumeSource> emptyDir{};
-  std::optional<::kcm::api::core::v1::EphemeralVolumeSource> ephemeral{};
-  std::optional<::kcm::api::core::v1::FCVolumeSource> fc{};
-  std::optional<::kcm::api::core::v1::FlexVolumeSource> flexVolume{};
-  std::optional<::kcm::api::core::v1::FlockerVolumeSource> flocker{};
-  std::optional<::kcm::api::core::v1::GCEPersistentDiskVolumeSource> gcePersistentDisk{};
-  std::optional<::kcm::api::core::v1::GitRepoVolumeSource> gitRepo{};
-  std::optional<::kcm::api::core::v1::GlusterfsVolumeSource> glusterfs{};
-  std::optional<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
-  std::optional<::kcm::api::core::v1::ImageVolumeSource> image{};
-  std::optional<::kcm::api::core::v1::ISCSIVolumeSource> iscsi{};
+  ::kcm::api::Box<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
+  ::kcm::api::Box<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::AzureFileVolumeSource> azureFile{};
+  ::kcm::api::Box<::kcm::api::core::v1::CephFSVolumeSource> cephfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::CinderVolumeSource> cinder{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapVolumeSource> configMap{};
+  ::kcm::api::Box<::kcm::api::core::v1::CSIVolumeSource> csi{};
+  ::kcm::api::Box<::kcm::api::core::v1::DownwardAPIVolumeSource> downwardAPI{};
+  ::kcm::api::Box<::kcm::api::core::v1::EmptyDirVolumeSource> emptyDir{};
+  ::kcm::api::Box<::kcm::api::core::v1::EphemeralVolumeSource> ephemeral{};
+  ::kcm::api::Box<::kcm::api::core::v1::FCVolumeSource> fc{};
+  ::kcm::api::Box<::kcm::api::core::v1::FlexVolumeSource> flexVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::FlockerVolumeSource> flocker{};
+  ::kcm::api::Box<::kcm::api::core::v1::GCEPersistentDiskVolumeSource> gcePersistentDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::GitRepoVolumeSource> gitRepo{};
+  ::kcm::api::Box<::kcm::api::core::v1::GlusterfsVolumeSource> glusterfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
+  ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeSource> image{};
+  ::kcm::api::Box<::kcm::api::core::v1::ISCSIVolumeSource> iscsi{};
   std::string name{};
-  std::optional<::kcm::api::core::v1::NFSVolumeSource> nfs{};
-  std::optional<::kcm::api::core::v1::PersistentVolumeClaimVolumeSource> persistentVolumeClaim{};
-  std::optional<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
-  std::optional<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
-  std::optional<::kcm::api::core::v1::ProjectedVolumeSource> projected{};
-  std::optional<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
-  std::optional<::kcm::api::core::v1::RBDVolumeSource> rbd{};
-  std::optional<::kcm::api::core::v1::ScaleIOVolumeSource> scaleIO{};
-  std::optional<::kcm::api::core::v1::SecretVolumeSource> secret{};
-  std::optional<::kcm::api::core::v1::StorageOSVolumeSource> storageos{};
-  std::optional<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeClaimVolumeSource> persistentVolumeClaim{};
+  ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::ProjectedVolumeSource> projected{};
+  ::kcm::api::Box<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
+  ::kcm::api::Box<::kcm::api::core::v1::RBDVolumeSource> rbd{};
+  ::kcm::api::Box<::kcm::api::core::v1::ScaleIOVolumeSource> scaleIO{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretVolumeSource> secret{};
+  ::kcm::api::Box<::kcm::api::core::v1::StorageOSVolumeSource> storageos{};
+  ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2187,7 +2187,7 @@ struct VolumeMount {
 };
 
 struct VolumeStatus {
-  std::optional<::kcm::api::core::v1::ImageVolumeStatus> image{};
+  ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeStatus> image{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2196,17 +2196,17 @@ struct VolumeMountStatus {
   std::string name{};
   bool readOnly{};
   std::optional<std::string> recursiveReadOnly{};
-  std::optional<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
+  ::kcm::api::Box<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeProjection {
-  std::optional<::kcm::api::core::v1::ClusterTrustBundleProjection> clusterTrustBundle{};
-  std::optional<::kcm::api::core::v1::ConfigMapProjection> configMap{};
-  std::optional<::kcm::api::core::v1::DownwardAPIProjection> downwardAPI{};
-  std::optional<::kcm::api::core::v1::PodCertificateProjection> podCertificate{};
-  std::optional<::kcm::api::core::v1::SecretProjection> secret{};
-  std::optional<::kcm::api::core::v1::ServiceAccountTokenProjection> serviceAccountToken{};
+  ::kcm::api::Box<::kcm::api::core::v1::ClusterTrustBundleProjection> clusterTrustBundle{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapProjection> configMap{};
+  ::kcm::api::Box<::kcm::api::core::v1::DownwardAPIProjection> downwardAPI{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodCertificateProjection> podCertificate{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretProjection> secret{};
+  ::kcm::api::Box<::kcm::api::core::v1::ServiceAccountTokenProjection> serviceAccountToken{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

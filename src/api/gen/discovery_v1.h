@@ -39,11 +39,11 @@ struct EndpointHints {
 struct Endpoint {
   std::vector<std::string> addresses{};
   ::kcm::api::discovery::v1::EndpointConditions conditions{};
-  std::map<std::string, std::string> deprecatedTopology{};
-  std::optional<::kcm::api::discovery::v1::EndpointHints> hints{};
+  ::kcm::api::StringMap<std::string> deprecatedTopology{};
+  ::kcm::api::Box<::kcm::api::discovery::v1::EndpointHints> hints{};
   std::optional<std::string> hostname{};
   std::optional<std::string> nodeName{};
-  std::optional<::kcm::api::core::v1::ObjectReference> targetRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   std::optional<std::string> zone{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -37,10 +37,10 @@ struct Event {
   std::string note{};
   std::string reason{};
   ::kcm::api::core::v1::ObjectReference regarding{};
-  std::optional<::kcm::api::core::v1::ObjectReference> related{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> related{};
   std::string reportingController{};
   std::string reportingInstance{};
-  std::optional<::kcm::api::events::v1::EventSeries> series{};
+  ::kcm::api::Box<::kcm::api::events::v1::EventSeries> series{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

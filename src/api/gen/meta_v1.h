@@ -114,7 +114,7 @@ struct DeleteOptions {
   std::optional<bool> ignoreStoreReadErrorWithClusterBreakingPotential{};
   std::string kind{};
   std::optional<bool> orphanDependents{};
-  std::optional<::kcm::api::meta::v1::Preconditions> preconditions{};
+  ::kcm::api::Box<::kcm::api::meta::v1::Preconditions> preconditions{};
   std::optional<std::string> propagationPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -134,7 +134,7 @@ struct GroupResource {
 
 struct LabelSelector {
   std::vector<::kcm::api::meta::v1::LabelSelectorRequirement> matchExpressions{};
-  std::map<std::string, std::string> matchLabels{};
+  ::kcm::api::StringMap<std::string> matchLabels{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -155,7 +155,7 @@ struct ListMeta {
   std::optional<int64_t> remainingItemCount{};
   std::string resourceVersion{};
   std::string selfLink{};
-  std::optional<::kcm::api::meta::v1::ShardInfo> shardInfo{};
+  ::kcm::api::Box<::kcm::api::meta::v1::ShardInfo> shardInfo{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -171,14 +171,14 @@ struct ManagedFieldsEntry {
 };
 
 struct ObjectMeta {
-  std::map<std::string, std::string> annotations{};
+  ::kcm::api::StringMap<std::string> annotations{};
   ::kcm::api::Time creationTimestamp{};
   std::optional<int64_t> deletionGracePeriodSeconds{};
   std::optional<::kcm::api::Time> deletionTimestamp{};
   std::vector<std::string> finalizers{};
   std::string generateName{};
   int64_t generation{};
-  std::map<std::string, std::string> labels{};
+  ::kcm::api::StringMap<std::string> labels{};
   std::vector<::kcm::api::meta::v1::ManagedFieldsEntry> managedFields{};
   std::string name{};
   std::string namespace_{};
@@ -233,7 +233,7 @@ struct StatusDetails {
 struct Status {
   std::string apiVersion{};
   int32_t code{};
-  std::optional<::kcm::api::meta::v1::StatusDetails> details{};
+  ::kcm::api::Box<::kcm::api::meta::v1::StatusDetails> details{};
   std::string kind{};
   std::string message{};
   ::kcm::api::meta::v1::ListMeta metadata{};

@@ -62,8 +62,8 @@ struct IngressServiceBackend {
 };
 
 struct IngressBackend {
-  std::optional<::kcm::api::core::v1::TypedLocalObjectReference> resource{};
-  std::optional<::kcm::api::networking::v1::IngressServiceBackend> service{};
+  ::kcm::api::Box<::kcm::api::core::v1::TypedLocalObjectReference> resource{};
+  ::kcm::api::Box<::kcm::api::networking::v1::IngressServiceBackend> service{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -88,7 +88,7 @@ struct ParentReference {
 };
 
 struct IPAddressSpec {
-  std::optional<::kcm::api::networking::v1::ParentReference> parentRef{};
+  ::kcm::api::Box<::kcm::api::networking::v1::ParentReference> parentRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -115,7 +115,7 @@ struct IPBlock {
 };
 
 struct IngressSpec {
-  std::optional<::kcm::api::networking::v1::IngressBackend> defaultBackend{};
+  ::kcm::api::Box<::kcm::api::networking::v1::IngressBackend> defaultBackend{};
   std::optional<std::string> ingressClassName{};
   std::vector<::kcm::api::networking::v1::IngressRule> rules{};
   std::vector<::kcm::api::networking::v1::IngressTLS> tls{};
@@ -152,7 +152,7 @@ struct IngressClassParametersReference {
 
 struct IngressClassSpec {
   std::string controller{};
-  std::optional<::kcm::api::networking::v1::IngressClassParametersReference> parameters{};
+  ::kcm::api::Box<::kcm::api::networking::v1::IngressClassParametersReference> parameters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -196,7 +196,7 @@ struct IngressPortStatus {
 
 struct IngressRule {
   std::string host{};
-  std::optional<::kcm::api::networking::v1::HTTPIngressRuleValue> http{};
+  ::kcm::api::Box<::kcm::api::networking::v1::HTTPIngressRuleValue> http{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -243,9 +243,9 @@ struct NetworkPolicyList {
 };
 
 struct NetworkPolicyPeer {
-  std::optional<::kcm::api::networking::v1::IPBlock> ipBlock{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> podSelector{};
+  ::kcm::api::Box<::kcm::api::networking::v1::IPBlock> ipBlock{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> podSelector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

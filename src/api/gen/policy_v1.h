@@ -21,7 +21,7 @@ struct PodDisruptionBudgetList;
 
 struct Eviction {
   std::string apiVersion{};
-  std::optional<::kcm::api::meta::v1::DeleteOptions> deleteOptions{};
+  ::kcm::api::Box<::kcm::api::meta::v1::DeleteOptions> deleteOptions{};
   std::string kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -30,7 +30,7 @@ struct Eviction {
 struct PodDisruptionBudgetSpec {
   std::optional<::kcm::api::IntOrString> maxUnavailable{};
   std::optional<::kcm::api::IntOrString> minAvailable{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   std::optional<std::string> unhealthyPodEvictionPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -39,7 +39,7 @@ struct PodDisruptionBudgetStatus {
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
   int32_t currentHealthy{};
   int32_t desiredHealthy{};
-  std::map<std::string, ::kcm::api::Time> disruptedPods{};
+  ::kcm::api::StringMap<::kcm::api::Time> disruptedPods{};
   int32_t disruptionsAllowed{};
   int32_t expectedPods{};
   int64_t observedGeneration{};

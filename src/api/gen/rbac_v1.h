@@ -32,7 +32,7 @@ struct AggregationRule {
 };
 
 struct ClusterRole {
-  std::optional<::kcm::api::rbac::v1::AggregationRule> aggregationRule{};
+  ::kcm::api::Box<::kcm::api::rbac::v1::AggregationRule> aggregationRule{};
   std::string apiVersion{};
   std::string kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};

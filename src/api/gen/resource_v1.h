@@ -78,7 +78,7 @@ struct AllocatedDeviceStatus {
   std::optional<::kcm::api::RawJson> data{};
   std::string device{};
   std::string driver{};
-  std::optional<::kcm::api::resource::v1::NetworkDeviceData> networkData{};
+  ::kcm::api::Box<::kcm::api::resource::v1::NetworkDeviceData> networkData{};
   std::string pool{};
   std::optional<std::string> shareID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -93,7 +93,7 @@ struct DeviceAllocationResult {
 struct AllocationResult {
   std::optional<::kcm::api::Time> allocationTimestamp{};
   ::kcm::api::resource::v1::DeviceAllocationResult devices{};
-  std::optional<::kcm::api::core::v1::NodeSelector> nodeSelector{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -111,13 +111,13 @@ struct CapacityRequestPolicyRange {
 
 struct CapacityRequestPolicy {
   std::optional<::kcm::api::Quantity> default_{};
-  std::optional<::kcm::api::resource::v1::CapacityRequestPolicyRange> validRange{};
+  ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequestPolicyRange> validRange{};
   std::vector<::kcm::api::Quantity> validValues{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CapacityRequirements {
-  std::map<std::string, ::kcm::api::Quantity> requests{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -127,7 +127,7 @@ struct Counter {
 };
 
 struct CounterSet {
-  std::map<std::string, ::kcm::api::resource::v1::Counter> counters{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
   std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -135,16 +135,16 @@ struct CounterSet {
 struct Device {
   std::optional<bool> allNodes{};
   std::optional<bool> allowMultipleAllocations{};
-  std::map<std::string, ::kcm::api::resource::v1::DeviceAttribute> attributes{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceAttribute> attributes{};
   std::vector<std::string> bindingConditions{};
   std::vector<std::string> bindingFailureConditions{};
   std::optional<bool> bindsToNode{};
-  std::map<std::string, ::kcm::api::resource::v1::DeviceCapacity> capacity{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceCapacity> capacity{};
   std::vector<::kcm::api::resource::v1::DeviceCounterConsumption> consumesCounters{};
   std::string name{};
-  std::map<std::string, ::kcm::api::resource::v1::NodeAllocatableResource> nodeAllocatableResources{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::NodeAllocatableResource> nodeAllocatableResources{};
   std::optional<std::string> nodeName{};
-  std::optional<::kcm::api::core::v1::NodeSelector> nodeSelector{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
   std::vector<::kcm::api::resource::v1::DeviceTaint> taints{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -156,7 +156,7 @@ struct OpaqueDeviceConfiguration {
 };
 
 struct DeviceAllocationConfiguration {
-  std::optional<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
+  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
   std::vector<std::string> requests{};
   std::string source{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -175,7 +175,7 @@ struct DeviceAttribute {
 };
 
 struct DeviceCapacity {
-  std::optional<::kcm::api::resource::v1::CapacityRequestPolicy> requestPolicy{};
+  ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequestPolicy> requestPolicy{};
   ::kcm::api::Quantity value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -188,7 +188,7 @@ struct DeviceClaim {
 };
 
 struct DeviceClaimConfiguration {
-  std::optional<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
+  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
   std::vector<std::string> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -209,7 +209,7 @@ struct DeviceClass {
 };
 
 struct DeviceClassConfiguration {
-  std::optional<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
+  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -231,7 +231,7 @@ struct DeviceConstraint {
 struct DeviceCounterConsumption {
   std::vector<std::string> compatibilityGroups{};
   std::string counterSet{};
-  std::map<std::string, ::kcm::api::resource::v1::Counter> counters{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -244,7 +244,7 @@ struct DeviceDerivedAttribute {
 struct ExactDeviceRequest {
   std::optional<bool> adminAccess{};
   std::string allocationMode{};
-  std::optional<::kcm::api::resource::v1::CapacityRequirements> capacity{};
+  ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
   int64_t count{};
   std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
   std::string deviceClassName{};
@@ -254,7 +254,7 @@ struct ExactDeviceRequest {
 };
 
 struct DeviceRequest {
-  std::optional<::kcm::api::resource::v1::ExactDeviceRequest> exactly{};
+  ::kcm::api::Box<::kcm::api::resource::v1::ExactDeviceRequest> exactly{};
   std::vector<::kcm::api::resource::v1::DeviceSubRequest> firstAvailable{};
   std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -264,7 +264,7 @@ struct DeviceRequestAllocationResult {
   std::optional<bool> adminAccess{};
   std::vector<std::string> bindingConditions{};
   std::vector<std::string> bindingFailureConditions{};
-  std::map<std::string, ::kcm::api::Quantity> consumedCapacity{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> consumedCapacity{};
   std::string device{};
   std::string driver{};
   std::string pool{};
@@ -276,13 +276,13 @@ struct DeviceRequestAllocationResult {
 };
 
 struct DeviceSelector {
-  std::optional<::kcm::api::resource::v1::CELDeviceSelector> cel{};
+  ::kcm::api::Box<::kcm::api::resource::v1::CELDeviceSelector> cel{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceSubRequest {
   std::string allocationMode{};
-  std::optional<::kcm::api::resource::v1::CapacityRequirements> capacity{};
+  ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
   int64_t count{};
   std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
   std::string deviceClassName{};
@@ -308,7 +308,7 @@ struct DeviceTaintSelector {
 };
 
 struct DeviceTaintRuleSpec {
-  std::optional<::kcm::api::resource::v1::DeviceTaintSelector> deviceSelector{};
+  ::kcm::api::Box<::kcm::api::resource::v1::DeviceTaintSelector> deviceSelector{};
   ::kcm::api::resource::v1::DeviceTaint taint{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -358,8 +358,8 @@ struct NodeAllocatableOverhead {
 };
 
 struct NodeAllocatableResource {
-  std::optional<::kcm::api::resource::v1::NodeAllocatableMapping> mapping{};
-  std::optional<::kcm::api::resource::v1::NodeAllocatableOverhead> overhead{};
+  ::kcm::api::Box<::kcm::api::resource::v1::NodeAllocatableMapping> mapping{};
+  ::kcm::api::Box<::kcm::api::resource::v1::NodeAllocatableOverhead> overhead{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -369,7 +369,7 @@ struct ResourceClaimSpec {
 };
 
 struct ResourceClaimStatus {
-  std::optional<::kcm::api::resource::v1::AllocationResult> allocation{};
+  ::kcm::api::Box<::kcm::api::resource::v1::AllocationResult> allocation{};
   std::vector<::kcm::api::resource::v1::AllocatedDeviceStatus> devices{};
   std::vector<::kcm::api::resource::v1::ResourceClaimConsumerReference> reservedFor{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -434,7 +434,7 @@ struct ResourceSliceSpec {
   std::vector<::kcm::api::resource::v1::Device> devices{};
   std::string driver{};
   std::optional<std::string> nodeName{};
-  std::optional<::kcm::api::core::v1::NodeSelector> nodeSelector{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
   std::optional<std::string> partitionTypeAttribute{};
   std::optional<bool> perDeviceNodeSelection{};
   ::kcm::api::resource::v1::ResourcePool pool{};

@@ -40,8 +40,8 @@ struct WorkloadPodGroupSingleDisruptionMode {
 };
 
 struct WorkloadPodGroupDisruptionMode {
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupAllDisruptionMode> all{};
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupSingleDisruptionMode> single{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupAllDisruptionMode> all{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupSingleDisruptionMode> single{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -63,8 +63,8 @@ struct WorkloadPodGroupSchedulingConstraints {
 };
 
 struct WorkloadPodGroupSchedulingPolicy {
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupBasicSchedulingPolicy> basic{};
-  std::optional<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupGangSchedulingPolicy> gang{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupBasicSchedulingPolicy> basic{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupGangSchedulingPolicy> gang{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -95,7 +95,7 @@ struct VolumeNodeResources {
 };
 
 struct CSINodeDriver {
-  std::optional<::kcm::api::storage::v1::VolumeNodeResources> allocatable{};
+  ::kcm::api::Box<::kcm::api::storage::v1::VolumeNodeResources> allocatable{};
   std::string name{};
   std::string nodeID{};
   std::vector<std::string> topologyKeys{};
@@ -116,7 +116,7 @@ struct CSIStorageCapacity {
   std::string kind{};
   std::optional<::kcm::api::Quantity> maximumVolumeSize{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::optional<::kcm::api::meta::v1::LabelSelector> nodeTopology{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> nodeTopology{};
   std::string storageClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -136,7 +136,7 @@ struct StorageClass {
   std::string kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<std::string> mountOptions{};
-  std::map<std::string, std::string> parameters{};
+  ::kcm::api::StringMap<std::string> parameters{};
   std::string provisioner{};
   std::optional<std::string> reclaimPolicy{};
   std::optional<std::string> volumeBindingMode{};
@@ -174,7 +174,7 @@ struct TokenRequest {
 };
 
 struct VolumeAttachmentSource {
-  std::optional<::kcm::api::core::v1::PersistentVolumeSpec> inlineVolumeSpec{};
+  ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeSpec> inlineVolumeSpec{};
   std::optional<std::string> persistentVolumeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -194,10 +194,10 @@ struct VolumeError {
 };
 
 struct VolumeAttachmentStatus {
-  std::optional<::kcm::api::storage::v1::VolumeError> attachError{};
+  ::kcm::api::Box<::kcm::api::storage::v1::VolumeError> attachError{};
   bool attached{};
-  std::map<std::string, std::string> attachmentMetadata{};
-  std::optional<::kcm::api::storage::v1::VolumeError> detachError{};
+  ::kcm::api::StringMap<std::string> attachmentMetadata{};
+  ::kcm::api::Box<::kcm::api::storage::v1::VolumeError> detachError{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -223,7 +223,7 @@ struct VolumeAttributesClass {
   std::string driverName{};
   std::string kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::map<std::string, std::string> parameters{};
+  ::kcm::api::StringMap<std::string> parameters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

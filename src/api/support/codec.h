@@ -81,11 +81,13 @@ error_code decodeArray(Value v, std::vector<T>& out, F&& elem) {
       if (auto e = elem(iv, t)) return e;
     }
   }
+  // Growth leaves up to half the capacity unused; cached objects live long, so give it back.
+  if (out.capacity() > out.size() + out.size() / 8 + 1) out.shrink_to_fit();
   return ::simdjson::SUCCESS;
 }
 
 template <class T, class F>
-error_code decodeMap(Value v, std::map<std::string, T>& out, F&& elem) {
+error_code decodeMap(Value v, StringMap<T>& out, F&& elem) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   out.clear();
@@ -94,10 +96,11 @@ error_code decodeMap(Value v, std::map<std::string, T>& out, F&& elem) {
     if (auto e = field.unescaped_key().get(key)) return e;
     Value fv;
     if (auto e = field.value().get(fv)) return e;
-    T& t = out[std::string(key)];
+    T& t = out[key];
     if (isNull(fv)) continue;
     if (auto e = elem(fv, t)) return e;
   }
+  out.shrink_to_fit();
   return ::simdjson::SUCCESS;
 }
 
@@ -121,7 +124,7 @@ void encodeArray(JsonWriter& w, const std::vector<T>& v, F&& elem) {
 }
 
 template <class T, class F>
-void encodeMap(JsonWriter& w, const std::map<std::string, T>& v, F&& elem) {
+void encodeMap(JsonWriter& w, const StringMap<T>& v, F&& elem) {
   w.beginObject();
   for (const auto& [k, x] : v) {
     w.key(k);

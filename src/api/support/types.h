@@ -5,7 +5,9 @@
 // Light header: no JSON library here. Thread-safety: plain values.
 #include <cstdint>
 #include <memory>
+#include <initializer_list>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +16,117 @@
 namespace kcm::api {
 
 class JsonWriter;
+
+// An optional struct kept on the heap: Go's pointer-to-struct fields (e.g. Container.livenessProbe,
+// Volume.configMap). Unset costs one pointer instead of the struct's full size inline, which is what keeps a
+// cached Pod small. Value semantics (deep copy), with std::optional's interface.
+template <class T>
+class Box {
+ public:
+  Box() = default;
+  Box(const T& v) : p_(std::make_unique<T>(v)) {}  // NOLINT: implicit like std::optional
+  Box(T&& v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT
+  Box(const Box& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Box(Box&&) noexcept = default;
+  Box& operator=(const Box& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Box& operator=(Box&&) noexcept = default;
+  Box& operator=(const T& v) {
+    p_ = std::make_unique<T>(v);
+    return *this;
+  }
+  Box& operator=(T&& v) {
+    p_ = std::make_unique<T>(std::move(v));
+    return *this;
+  }
+
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  T& value() { return *p_; }
+  const T& value() const { return *p_; }
+  template <class... A>
+  T& emplace(A&&... a) {
+    p_ = std::make_unique<T>(std::forward<A>(a)...);
+    return *p_;
+  }
+  void reset() { p_.reset(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+// A map with string keys stored as a vector sorted by key: the JSON maps of the API (labels, annotations,
+// resource lists, ConfigMap data) are small, and a flat vector costs a fraction of std::map's per-node memory.
+// Interface is the subset of std::map the code uses. Not thread-safe for writes, like std::map.
+template <class V>
+class StringMap {
+ public:
+  using value_type = std::pair<std::string, V>;
+  using iterator = typename std::vector<value_type>::iterator;
+  using const_iterator = typename std::vector<value_type>::const_iterator;
+
+  StringMap() = default;
+  StringMap(std::initializer_list<value_type> init) {
+    for (const auto& kv : init) (*this)[kv.first] = kv.second;
+  }
+  bool empty() const { return v_.empty(); }
+  size_t size() const { return v_.size(); }
+  iterator begin() { return v_.begin(); }
+  iterator end() { return v_.end(); }
+  const_iterator begin() const { return v_.begin(); }
+  const_iterator end() const { return v_.end(); }
+  void clear() { v_.clear(); }
+  void reserve(size_t n) { v_.reserve(n); }
+  void shrink_to_fit() { v_.shrink_to_fit(); }
+
+  const_iterator find(std::string_view k) const {
+    auto it = lower(k);
+    return it != v_.end() && it->first == k ? const_iterator(it) : v_.end();
+  }
+  iterator find(std::string_view k) {
+    auto it = lowerMut(k);
+    return it != v_.end() && it->first == k ? it : v_.end();
+  }
+  size_t count(std::string_view k) const { return find(k) != v_.end() ? 1 : 0; }
+  bool contains(std::string_view k) const { return count(k) != 0; }
+  const V& at(std::string_view k) const {
+    auto it = find(k);
+    if (it == v_.end()) throw std::out_of_range("StringMap::at: " + std::string(k));
+    return it->second;
+  }
+  V& operator[](std::string_view k) {
+    // JSON from the apiserver arrives key-sorted (Go sorts map keys), so appends are the common case.
+    if (v_.empty() || v_.back().first < k) return v_.emplace_back(std::string(k), V{}).second;
+    auto it = lowerMut(k);
+    if (it != v_.end() && it->first == k) return it->second;
+    return v_.emplace(it, std::string(k), V{})->second;
+  }
+  size_t erase(std::string_view k) {
+    auto it = find(k);
+    if (it == v_.end()) return 0;
+    v_.erase(it);
+    return 1;
+  }
+  bool operator==(const StringMap& o) const { return v_ == o.v_; }
+
+ private:
+  typename std::vector<value_type>::const_iterator lower(std::string_view k) const {
+    size_t lo = 0, hi = v_.size();
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (v_[mid].first < k) lo = mid + 1; else hi = mid;
+    }
+    return v_.begin() + static_cast<std::ptrdiff_t>(lo);
+  }
+  iterator lowerMut(std::string_view k) { return v_.begin() + (lower(k) - v_.cbegin()); }
+  std::vector<value_type> v_;
+};
 
 // resource.Quantity. Keeps the text it was decoded from (the apiserver sends canonical forms, so re-encoding is
 // exact) and parses it on demand. Values are rounded up like Go's Value()/MilliValue().
