@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "api/gen/apps_v1_codec.h"
+#include "api/gen/coordination_v1_codec.h"
 #include "api/gen/core_v1_codec.h"
 #include "api/support/dynamic_object.h"
 #include "client/discovery.h"
@@ -296,6 +297,34 @@ TEST_F(Client, DynamicObjectsKeepEverythingButMetadataVerbatim) {
   bool found = false;
   for (const auto& o : list->items) found |= o.metadata.name == "dyn" && api::dynamicField(o, "data").has_value();
   EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(Client, LeaseCrudWithMicroTimeAndPreconditions) {
+  api::coordination::v1::Lease lease;
+  lease.metadata.name = "lock";
+  lease.spec.holderIdentity = "me";
+  lease.spec.leaseDurationSeconds = 15;
+  lease.spec.acquireTime = api::MicroTime::now();
+  lease.spec.renewTime = lease.spec.acquireTime;
+  auto created = create(*client_, ns(), lease);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  EXPECT_EQ(created->spec.renewTime->rfc3339Micro(), lease.spec.renewTime->rfc3339Micro());
+  auto renewed = *created;
+  renewed.spec.renewTime = api::MicroTime::fromUnixMicros(lease.spec.renewTime->unixMicros + 2000000);
+  renewed.spec.leaseTransitions = 1;
+  auto updated = update(*client_, renewed);
+  ASSERT_TRUE(updated.ok()) << updated.status().toString();
+  EXPECT_EQ(*updated->spec.leaseTransitions, 1);
+  EXPECT_EQ(update(*client_, renewed).status().code(), StatusCode::kConflict);  // stale resourceVersion
+  DeleteOptions d;
+  d.preconditionResourceVersion = updated->metadata.resourceVersion;
+  EXPECT_TRUE(remove<api::coordination::v1::Lease>(*client_, ns(), "lock", d).ok());
 }
 
 }  // namespace

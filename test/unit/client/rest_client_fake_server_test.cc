@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "api/gen/core_v1_codec.h"
@@ -127,6 +130,57 @@ TEST_F(FakeServer, WatchThatIsGoneReturnsGone) {
   Status s = watch<api::core::v1::Pod>(*client(clock), "ns", {}, [](auto&) { return true; });
   EXPECT_EQ(s.code(), StatusCode::kGone) << s.toString();
   EXPECT_NE(s.message().find("too old resource version"), std::string::npos);
+}
+
+TEST_F(FakeServer, SendsUserAgentAcceptAndCredentialsFromAnExecPlugin) {
+  std::string ua, auth, accept;
+  server_.Get("/api/v1/namespaces/ns/pods/p", [&](const httplib::Request& req, httplib::Response& res) {
+    ua = req.get_header_value("User-Agent");
+    auth = req.get_header_value("Authorization");
+    accept = req.get_header_value("Accept");
+    res.set_content(R"({"metadata":{"name":"p"}})", "application/json");
+  });
+  start();
+  std::string plugin = ::testing::TempDir() + "/kcm-exec-plugin.sh";
+  {
+    std::ofstream f(plugin);
+    f << R"(#!/bin/sh
+case "$KUBERNETES_EXEC_INFO" in *ExecCredential*) ;; *) exit 3;; esac
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"'$1'-'$TOKEN_SUFFIX'"}}'
+)";
+  }
+  ::chmod(plugin.c_str(), 0755);
+  RestConfig cfg;
+  cfg.host = "http://127.0.0.1:" + std::to_string(port_);
+  cfg.userAgent = "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/abcdef0/test-controller";
+  cfg.exec = ExecConfig{plugin, {"tok"}, {{"TOKEN_SUFFIX", "42"}}, "client.authentication.k8s.io/v1"};
+  auto c = RestClient::create(cfg);
+  ASSERT_TRUE(c.ok());
+  auto pod = get<api::core::v1::Pod>(**c, "ns", "p");
+  ASSERT_TRUE(pod.ok()) << pod.status().toString();
+  EXPECT_EQ(ua, cfg.userAgent);
+  EXPECT_EQ(auth, "Bearer tok-42");
+  EXPECT_EQ(accept, "application/json");
+}
+
+TEST_F(FakeServer, ReadsTheBearerTokenFile) {
+  std::string auth;
+  server_.Get("/x", [&](const httplib::Request& req, httplib::Response& res) {
+    auth = req.get_header_value("Authorization");
+    res.set_content("{}", "application/json");
+  });
+  start();
+  std::string tokenFile = ::testing::TempDir() + "/kcm-token";
+  std::ofstream(tokenFile) << "file-token\n";
+  RestConfig cfg;
+  cfg.host = "http://127.0.0.1:" + std::to_string(port_);
+  cfg.bearerTokenFile = tokenFile;
+  auto c = RestClient::create(cfg);
+  ASSERT_TRUE(c.ok());
+  Request req;
+  req.path = "/x";
+  ASSERT_TRUE((*c)->send(req).ok());
+  EXPECT_EQ(auth, "Bearer file-token");
 }
 
 }  // namespace
