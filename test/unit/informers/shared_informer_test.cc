@@ -1,0 +1,260 @@
+// Reflector/informer behaviour against a scripted lister-watcher (no server): relist on 410 with tombstones,
+// resume after a dropped watch, bookmarks, synced-once, backoff.
+#include "informers/shared_informer.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "api/gen/core_v1_codec.h"
+
+namespace kcm::informers {
+namespace {
+
+using api::core::v1::ConfigMap;
+using namespace std::chrono;
+
+ConfigMap cm(const std::string& name, const std::string& rv) {
+  ConfigMap c;
+  c.metadata.name = name;
+  c.metadata.namespace_ = "ns";
+  c.metadata.resourceVersion = rv;
+  c.metadata.managedFields.emplace_back().manager = "kubectl";
+  return c;
+}
+
+struct WatchScript {
+  std::vector<client::WatchEvent<ConfigMap>> events;
+  Status end;
+};
+
+client::WatchEvent<ConfigMap> ev(const std::string& type, ConfigMap obj) {
+  client::WatchEvent<ConfigMap> e;
+  e.type = type;
+  e.object = std::move(obj);
+  return e;
+}
+
+class Scripted {
+ public:
+  std::deque<ListPage<ConfigMap>> lists;
+  std::deque<WatchScript> watches;
+  std::vector<std::string> listRvs, watchRvs;
+  std::mutex mu;
+
+  ListerWatcher<ConfigMap> lw() {
+    ListerWatcher<ConfigMap> l;
+    l.description = "configmaps (scripted)";
+    l.list = [this](const client::ListOptions& o) -> Result<ListPage<ConfigMap>> {
+      std::lock_guard g(mu);
+      listRvs.push_back(o.resourceVersion);
+      if (lists.empty()) return Status(StatusCode::kUnavailable, "no more lists scripted");
+      auto p = lists.front();
+      lists.pop_front();
+      return p;
+    };
+    l.watch = [this](const client::ListOptions& o, const std::function<bool(client::WatchEvent<ConfigMap>&)>& f,
+                     std::stop_token stop) {
+      WatchScript s;
+      {
+        std::lock_guard g(mu);
+        watchRvs.push_back(o.resourceVersion);
+        if (watches.empty()) {
+          s.end = Status(StatusCode::kCancelled, "idle");
+        } else {
+          s = watches.front();
+          watches.pop_front();
+        }
+      }
+      if (s.end.code() == StatusCode::kCancelled && s.events.empty()) {
+        while (!stop.stop_requested()) std::this_thread::sleep_for(milliseconds(5));
+        return s.end;
+      }
+      for (auto& e : s.events)
+        if (!f(e)) break;
+      return s.end;
+    };
+    return l;
+  }
+};
+
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::string> log;
+  EventHandler<ConfigMap> handler() {
+    EventHandler<ConfigMap> h;
+    h.onAdd = [this](const auto& o) { push("add " + o->metadata.name + "@" + o->metadata.resourceVersion); };
+    h.onUpdate = [this](const auto&, const auto& n) { push("update " + n->metadata.name + "@" + n->metadata.resourceVersion); };
+    h.onDelete = [this](const auto& o, bool unknown) { push(std::string(unknown ? "tombstone " : "delete ") + o->metadata.name); };
+    return h;
+  }
+  void push(std::string s) {
+    std::lock_guard l(mu);
+    log.push_back(std::move(s));
+  }
+  std::vector<std::string> snapshot() {
+    std::lock_guard l(mu);
+    return log;
+  }
+};
+
+template <class P>
+bool eventually(P p) {
+  for (int i = 0; i < 400; ++i) {
+    if (p()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return p();
+}
+
+TEST(SharedInformer, RelistsOnGoneAndDeliversTombstonesForVanishedObjects) {
+  FakeClock clock;
+  Scripted s;
+  s.lists.push_back({{cm("a", "1"), cm("b", "2")}, "2", ""});
+  client::WatchEvent<ConfigMap> gone;
+  gone.type = "ERROR";
+  gone.status.code = 410;
+  gone.status.reason = "Expired";
+  s.watches.push_back({{ev("MODIFIED", cm("a", "3")), gone}, Status::Ok()});
+  s.lists.push_back({{cm("a", "3"), cm("c", "4")}, "4", ""});
+  InformerOptions o;
+  o.clock = &clock;
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  Recorder r;
+  inf.addEventHandler(r.handler());
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 6; }));
+  t.request_stop();
+  t.join();
+  EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@1", "add b@2", "update a@3", "tombstone b", "update a@3",
+                                                    "add c@4"}));
+  EXPECT_EQ(s.listRvs, (std::vector<std::string>{"0", ""}));  // relist after 410 reads from etcd
+  EXPECT_EQ(inf.store().size(), 2u);
+  EXPECT_TRUE(inf.store().get("ns", "c"));
+  EXPECT_FALSE(inf.store().get("ns/b"));
+  EXPECT_TRUE(inf.store().get("ns/a")->metadata.managedFields.empty());  // transform strips managedFields
+  EXPECT_EQ(inf.listCount(), 2u);
+}
+
+TEST(SharedInformer, ResumesFromLastResourceVersionAfterADroppedWatch) {
+  FakeClock clock;
+  Scripted s;
+  s.lists.push_back({{cm("a", "5")}, "5", ""});
+  s.watches.push_back({{ev("ADDED", cm("b", "6"))}, Status(StatusCode::kUnavailable, "connection reset")});
+  s.watches.push_back({{ev("ADDED", cm("c", "7"))}, Status(StatusCode::kCancelled, "")});
+  InformerOptions o;
+  o.clock = &clock;
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] { return inf.store().size() == 3; }));
+  t.request_stop();
+  t.join();
+  EXPECT_EQ(inf.listCount(), 1u);  // no relist
+  ASSERT_GE(s.watchRvs.size(), 2u);
+  EXPECT_EQ(s.watchRvs[0], "5");
+  EXPECT_EQ(s.watchRvs[1], "6");
+}
+
+TEST(SharedInformer, BookmarksAdvanceTheResourceVersion) {
+  FakeClock clock;
+  Scripted s;
+  s.lists.push_back({{cm("a", "5")}, "5", ""});
+  s.watches.push_back({{ev("BOOKMARK", cm("", "10"))}, Status::Ok()});  // server closes after a bookmark
+  InformerOptions o;
+  o.clock = &clock;
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  Recorder r;
+  inf.addEventHandler(r.handler());
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard g(s.mu);
+    return s.watchRvs.size() >= 2;
+  }));
+  t.request_stop();
+  t.join();
+  EXPECT_EQ(s.watchRvs[1], "10");
+  EXPECT_EQ(inf.store().size(), 1u);  // a bookmark is not an object
+  EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@5"}));
+}
+
+TEST(SharedInformer, ListFailureBacksOffAndSyncsOnce) {
+  FakeClock clock;
+  Scripted s;  // first list fails (nothing scripted), then we script one
+  InformerOptions o;
+  o.clock = &clock;
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard g(s.mu);
+    return s.listRvs.size() >= 2;
+  }));
+  EXPECT_FALSE(inf.hasSynced());
+  {
+    std::lock_guard g(s.mu);
+    s.lists.push_back({{cm("a", "1")}, "1", ""});
+  }
+  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }));
+  t.request_stop();
+  t.join();
+  EXPECT_TRUE(inf.hasSynced());
+}
+
+TEST(SharedInformer, LateHandlerGetsExistingObjectsAsAdds) {
+  FakeClock clock;
+  Scripted s;
+  s.lists.push_back({{cm("a", "1"), cm("b", "2")}, "2", ""});
+  InformerOptions o;
+  o.clock = &clock;
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }));
+  Recorder r;
+  inf.addEventHandler(r.handler());
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() == 2; }));
+  t.request_stop();
+}
+
+TEST(Backoff, DoublesFrom800msTo30sWithJitterAndResets) {
+  FakeClock clock;
+  Backoff b(milliseconds(800), seconds(30), minutes(2), clock, 42);
+  std::vector<long> steps;
+  for (int i = 0; i < 8; ++i) {
+    auto d = b.next();
+    steps.push_back(duration_cast<milliseconds>(b.current()).count());
+    EXPECT_GE(d, b.current());
+    EXPECT_LE(d, 2 * b.current());
+    clock.advance(seconds(1));
+  }
+  EXPECT_EQ(steps, (std::vector<long>{800, 1600, 3200, 6400, 12800, 25600, 30000, 30000}));
+  clock.advance(minutes(3));
+  b.next();
+  EXPECT_EQ(duration_cast<milliseconds>(b.current()).count(), 800);
+}
+
+TEST(Store, IndexesByNamespaceAndCustomIndexers) {
+  Store<ConfigMap> st;
+  st.addIndexer("byLabel", [](const ConfigMap& c) {
+    auto it = c.metadata.labels.find("app");
+    return it == c.metadata.labels.end() ? std::vector<std::string>{} : std::vector<std::string>{it->second};
+  });
+  auto a = cm("a", "1");
+  a.metadata.labels["app"] = "x";
+  auto b = cm("b", "1");
+  b.metadata.namespace_ = "other";
+  b.metadata.labels["app"] = "x";
+  st.upsert("ns/a", std::make_shared<const ConfigMap>(a));
+  st.upsert("other/b", std::make_shared<const ConfigMap>(b));
+  EXPECT_EQ(st.byIndex(kNamespaceIndex, "ns").size(), 1u);
+  EXPECT_EQ(st.byIndex("byLabel", "x").size(), 2u);
+  a.metadata.labels["app"] = "y";
+  st.upsert("ns/a", std::make_shared<const ConfigMap>(a));
+  EXPECT_EQ(st.byIndex("byLabel", "x").size(), 1u);
+  EXPECT_EQ(st.byIndex("byLabel", "y").size(), 1u);
+  st.erase("other/b");
+  EXPECT_TRUE(st.byIndex("byLabel", "x").empty());
+  EXPECT_EQ(splitMetaNamespaceKey("ns/a"), (std::pair<std::string, std::string>{"ns", "a"}));
+  EXPECT_EQ(splitMetaNamespaceKey("node-1"), (std::pair<std::string, std::string>{"", "node-1"}));
+}
+
+}  // namespace
+}  // namespace kcm::informers
