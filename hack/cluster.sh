@@ -5,6 +5,7 @@
 #   hack/cluster.sh up NAME     build the pinned binaries if needed, create PKI, start everything, wait until ready
 #   hack/cluster.sh env NAME    print `export` lines (KUBECONFIG, CLUSTER_DIR, PATH with the pinned kubectl first, ...)
 #   hack/cluster.sh down NAME   stop every process this cluster started (tracked PIDs only) and remove its folder
+#   hack/cluster.sh restart NAME COMPONENT   stop a component and start it again (e2e: apiserver restarts)
 # Clusters live in ${KCM_CLUSTERS_DIR:-_output/clusters}/NAME; several can run side by side (free ports each).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
 . "$(dirname "$0")/lib.sh"
@@ -12,8 +13,8 @@
 CLUSTERS_DIR="${KCM_CLUSTERS_DIR:-${OUTPUT_DIR}/clusters}"
 KWOK_NODES="${KWOK_NODES:-3}"
 
-usage() { echo "usage: $0 up|down|env NAME" >&2; exit 2; }
-[ $# -eq 2 ] || usage
+usage() { echo "usage: $0 up|down|env NAME | restart NAME COMPONENT" >&2; exit 2; }
+[ $# -ge 2 ] || usage
 cmd="$1"; name="$2"
 [[ "$name" =~ ^[a-zA-Z0-9_.-]+$ ]] || die "cluster name must be [a-zA-Z0-9_.-]+: '$name'"
 D="${CLUSTERS_DIR}/${name}"
@@ -29,10 +30,13 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
 
-# start NAME BINARY ARGS...: runs a component in its own session, logs to logs/NAME.log, PID in pids/NAME.pid.
+# start NAME BINARY ARGS...: runs a component in its own session, logs to logs/NAME.log, PID in pids/NAME.pid,
+# its command line in cmd/NAME (for `restart`).
 start() {
   local comp="$1"; shift
-  setsid "$@" >"${D}/logs/${comp}.log" 2>&1 < /dev/null &
+  mkdir -p "${D}/cmd"
+  printf '%q ' "$@" > "${D}/cmd/${comp}"
+  setsid "$@" >>"${D}/logs/${comp}.log" 2>&1 < /dev/null &
   echo $! > "${D}/pids/${comp}.pid"
 }
 
@@ -231,8 +235,8 @@ status:
 }
 
 # ---------------------------------------------------------------------------------------------- down
-stop_pids() {  # stop_pids PID...: TERM, wait up to 15 s, then KILL
-  local pid deadline=$(( $(date +%s) + 15 ))
+stop_pids() {  # stop_pids PID...: TERM, wait up to STOP_GRACE (15) s, then KILL
+  local pid deadline=$(( $(date +%s) + ${STOP_GRACE:-15} ))
   for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "$@"; do
     while running "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
@@ -258,6 +262,21 @@ down() {
   log "cluster ${name}: down"
 }
 
+# restart COMPONENT: stop it and start it again with the same command line (e2e: apiserver restarts).
+restart() {
+  local comp="$1"
+  [ -f "${D}/cmd/${comp}" ] || die "cluster '${name}' has no component '${comp}'"
+  # Like a crash or a kubelet restart of the static pod: a short grace, then KILL.
+  alive "$comp" && STOP_GRACE=2 stop_pids "$(cat "${D}/pids/${comp}.pid")"
+  # shellcheck disable=SC1091
+  . "${D}/cluster.env"
+  eval "start ${comp} $(cat "${D}/cmd/${comp}")"
+  if [ "$comp" = kube-apiserver ]; then
+    wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
+  fi
+  log "cluster ${name}: restarted ${comp}"
+}
+
 env_() {
   [ -f "${D}/cluster.env" ] || die "cluster '${name}' is not up (${D}/cluster.env missing)"
   # shellcheck disable=SC1091
@@ -268,6 +287,7 @@ env_() {
   echo "export APISERVER_URL='${APISERVER_URL}'"
   echo "export KCM_PORT='${KCM_PORT}'"
   echo "export CONTROL_PLANE_BIN='${CONTROL_PLANE_BIN}'"
+  echo "export KCM_REPO_ROOT='${REPO_ROOT}'"
   echo "export PATH='${CONTROL_PLANE_BIN}':\"\$PATH\""
 }
 
@@ -275,5 +295,6 @@ case "$cmd" in
   up) up ;;
   down) down ;;
   env) env_ ;;
+  restart) [ $# -eq 3 ] || usage; restart "$3" ;;
   *) usage ;;
 esac
