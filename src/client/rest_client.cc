@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -119,6 +120,10 @@ RestClient::RestClient(RestConfig config, Clock& clock)
 RestClient::~RestClient() = default;
 
 Result<std::shared_ptr<RestClient>> RestClient::create(const RestConfig& config, Clock& clock) {
+  // A write to a connection the server already closed (an idle keep-alive, a restarting apiserver) must be an
+  // error on that request, not SIGPIPE killing the process; OpenSSL writes without MSG_NOSIGNAL.
+  static std::once_flag ignoreSigpipe;
+  std::call_once(ignoreSigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
   std::shared_ptr<RestClient> c(new RestClient(config, clock));
   if (Status s = c->init(); !s.ok()) return s;
   return c;

@@ -105,6 +105,18 @@ Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c,
   return decodeResponse<api::meta::v1::PartialObjectMetadataList>(c.send(req));
 }
 
+Result<ListInfo> listMetadataPageStreaming(
+    RestClient& c, const GroupVersionResource& gvr, const std::string& ns, const ListOptions& o,
+    const std::function<void(api::meta::v1::PartialObjectMetadata&&)>& onItem) {
+  Request req;
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+  req.accept = kAcceptPartialObjectMetadataList;
+  appendListQuery(o, req.query);
+  auto r = c.send(req);
+  if (!r.ok()) return r.status();
+  return decodeListStreaming<api::meta::v1::PartialObjectMetadata>(r->body, onItem);
+}
+
 Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
                      const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
                      std::stop_token stop) {

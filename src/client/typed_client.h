@@ -109,6 +109,66 @@ Result<T> decodeResponse(Result<Response> r) {
   return out;
 }
 
+// A list response's metadata, when its items are streamed to a callback instead of collected.
+struct ListInfo {
+  std::string resourceVersion;
+  std::string continueToken;
+};
+
+// Decodes a list response, handing each item to onItem as it is decoded: no vector of items is ever built,
+// so a 10k-object list costs one object at a time beyond what the caller keeps.
+template <class T>
+Result<ListInfo> decodeListStreaming(const std::string& body, const std::function<void(T&&)>& onItem) {
+  api::PaddedInput input(body);
+  ::simdjson::ondemand::document doc;
+  auto bad = [](::simdjson::error_code e) {
+    return Status(StatusCode::kInvalidArgument, std::string("decoding list: ") + ::simdjson::error_message(e));
+  };
+  ListInfo info;
+  ::simdjson::error_code err = ::simdjson::SUCCESS;
+  [&] {
+    if ((err = api::codec::threadParser().iterate(input.view()).get(doc))) return;
+    ::simdjson::ondemand::object obj;
+    if ((err = doc.get_object().get(obj))) return;
+    for (auto field : obj) {
+      std::string_view key;
+      if ((err = field.unescaped_key().get(key))) return;
+      ::simdjson::ondemand::value v;
+      if ((err = field.value().get(v))) return;
+      if (key == "metadata") {
+        api::meta::v1::ListMeta m;
+        if ((err = decodeValue(v, m))) return;
+        info.resourceVersion = std::move(m.resourceVersion);
+        info.continueToken = std::move(m.continue_);
+      } else if (key == "items" && !api::codec::isNull(v)) {
+        ::simdjson::ondemand::array arr;
+        if ((err = v.get_array().get(arr))) return;
+        for (auto item : arr) {
+          ::simdjson::ondemand::value iv;
+          if ((err = item.get(iv))) return;
+          T t;
+          if ((err = decodeValue(iv, t))) return;
+          onItem(std::move(t));
+        }
+      }
+    }
+  }();
+  api::codec::releaseLargeParserBuffers();
+  if (err) return bad(err);
+  return info;
+}
+
+template <class T>
+Result<ListInfo> listPageStreaming(RestClient& c, const std::string& ns, const ListOptions& o,
+                                   const std::function<void(T&&)>& onItem) {
+  Request req;
+  req.path = pathFor<T>(ns);
+  appendListQuery(o, req.query);
+  auto r = c.send(req);
+  if (!r.ok()) return r.status();
+  return decodeListStreaming<T>(r->body, onItem);
+}
+
 template <class T>
 Result<T> get(RestClient& c, const std::string& ns, const std::string& name, const std::string& sub = "") {
   Request req;
@@ -248,6 +308,9 @@ Result<api::meta::v1::PartialObjectMetadataList> listDynamicPage(RestClient& c, 
 // One page of a metadata-only list.
 Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c, const GroupVersionResource& gvr,
                                                                   const std::string& ns, const ListOptions& o);
+Result<ListInfo> listMetadataPageStreaming(RestClient& c, const GroupVersionResource& gvr, const std::string& ns,
+                                           const ListOptions& o,
+                                           const std::function<void(api::meta::v1::PartialObjectMetadata&&)>& onItem);
 Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
                      const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
                      std::stop_token stop = {});

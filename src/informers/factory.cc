@@ -16,6 +16,20 @@ SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::for
   return static_cast<SharedInformer<api::meta::v1::PartialObjectMetadata>&>(*slot);
 }
 
+SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::forDynamic(
+    const client::GroupVersionResource& gvr) {
+  std::lock_guard l(mu_);
+  auto& slot = metadata_["dynamic:" + gvr.toString()];
+  if (!slot) {
+    InformerOptions o;
+    o.resyncPeriod = resync_;
+    o.clock = &clock_;
+    slot = std::make_unique<SharedInformer<api::meta::v1::PartialObjectMetadata>>(
+        dynamicListerWatcher(client_, gvr), o);
+  }
+  return static_cast<SharedInformer<api::meta::v1::PartialObjectMetadata>&>(*slot);
+}
+
 void SharedInformerFactory::start(std::stop_token stop) {
   std::lock_guard l(mu_);
   auto launch = [&](InformerBase* inf) {

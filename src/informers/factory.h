@@ -34,7 +34,10 @@ class SharedInformerFactory {
     return static_cast<SharedInformer<T>&>(*slot);
   }
 
+  // Metadata-only objects of any resource (garbage collector, quota): far less memory than full objects.
   SharedInformer<api::meta::v1::PartialObjectMetadata>& forMetadata(const client::GroupVersionResource& gvr);
+  // Full objects of a resource found at run time, as DynamicObject (namespace controller, CRDs).
+  SharedInformer<api::meta::v1::PartialObjectMetadata>& forDynamic(const client::GroupVersionResource& gvr);
 
   void start(std::stop_token stop);
   bool waitForCacheSync(std::stop_token stop);

@@ -20,16 +20,58 @@ bool InformerBase::waitForCacheSync(std::stop_token stop) const {
   return hasSynced();
 }
 
+Clock::Duration resyncPeriod(Clock::Duration minResync) {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> factor(1.0, 2.0);
+  return std::chrono::duration_cast<Clock::Duration>(minResync * factor(rng));
+}
+
+ListerWatcher<api::meta::v1::PartialObjectMetadata> dynamicListerWatcher(std::shared_ptr<client::RestClient> c,
+                                                                         const client::GroupVersionResource& gvr,
+                                                                         const std::string& ns) {
+  using PM = api::meta::v1::PartialObjectMetadata;
+  ListerWatcher<PM> lw;
+  lw.description = gvr.toString() + " (dynamic)";
+  lw.list = [c, gvr, ns](const client::ListOptions& o, const std::function<void(PM&&)>& onItem) -> Result<client::ListInfo> {
+    client::Request req;
+    req.path = client::resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+    client::appendListQuery(o, req.query);
+    auto r = c->send(req);
+    if (!r.ok()) return r.status();
+    return client::decodeListStreaming<PM>(r->body, onItem);
+  };
+  lw.watch = [c, gvr, ns](const client::ListOptions& o, const std::function<bool(client::WatchEvent<PM>&)>& f,
+                          std::stop_token stop) {
+    client::Request req;
+    req.path = client::resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+    client::appendListQuery(o, req.query);
+    req.query.emplace_back("watch", "true");
+    req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
+    Status decodeErr;
+    Status s = c->stream(
+        req,
+        [&](std::string_view line) {
+          client::WatchEvent<PM> ev;
+          if (Status d = client::decodeWatchEvent(line, ev); !d.ok()) {
+            decodeErr = d;
+            return false;
+          }
+          return f(ev);
+        },
+        stop);
+    return decodeErr.ok() ? s : decodeErr;
+  };
+  return lw;
+}
+
 ListerWatcher<api::meta::v1::PartialObjectMetadata> metadataListerWatcher(std::shared_ptr<client::RestClient> c,
                                                                           const client::GroupVersionResource& gvr,
                                                                           const std::string& ns) {
   using PM = api::meta::v1::PartialObjectMetadata;
   ListerWatcher<PM> lw;
   lw.description = gvr.toString() + " (metadata)";
-  lw.list = [c, gvr, ns](const client::ListOptions& o) -> Result<ListPage<PM>> {
-    auto page = client::listMetadataPage(*c, gvr, ns, o);
-    if (!page.ok()) return page.status();
-    return ListPage<PM>{std::move(page->items), page->metadata.resourceVersion, page->metadata.continue_};
+  lw.list = [c, gvr, ns](const client::ListOptions& o, const std::function<void(PM&&)>& onItem) {
+    return client::listMetadataPageStreaming(*c, gvr, ns, o, onItem);
   };
   lw.watch = [c, gvr, ns](const client::ListOptions& o, const std::function<bool(client::WatchEvent<PM>&)>& f,
                           std::stop_token stop) { return client::watchMetadata(*c, gvr, ns, o, f, stop); };

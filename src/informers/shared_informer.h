@@ -35,15 +35,9 @@
 namespace kcm::informers {
 
 template <class T>
-struct ListPage {
-  std::vector<T> items;
-  std::string resourceVersion;
-  std::string continueToken;
-};
-
-template <class T>
 struct ListerWatcher {
-  std::function<Result<ListPage<T>>(const client::ListOptions&)> list;
+  // Lists one page, handing each decoded item to onItem; returns the page's resourceVersion/continue.
+  std::function<Result<client::ListInfo>(const client::ListOptions&, const std::function<void(T&&)>& onItem)> list;
   std::function<Status(const client::ListOptions&, const std::function<bool(client::WatchEvent<T>&)>&,
                        std::stop_token)>
       watch;
@@ -54,15 +48,21 @@ template <class T>
 ListerWatcher<T> typedListerWatcher(std::shared_ptr<client::RestClient> c, const std::string& ns = "") {
   ListerWatcher<T> lw;
   lw.description = api::ResourceTraits<T>::kResource;
-  lw.list = [c, ns](const client::ListOptions& o) -> Result<ListPage<T>> {
-    auto page = client::listPage<T>(*c, ns, o);
-    if (!page.ok()) return page.status();
-    return ListPage<T>{std::move(page->items), page->metadata.resourceVersion, page->metadata.continue_};
+  lw.list = [c, ns](const client::ListOptions& o, const std::function<void(T&&)>& onItem) {
+    return client::listPageStreaming<T>(*c, ns, o, onItem);
   };
   lw.watch = [c, ns](const client::ListOptions& o, const std::function<bool(client::WatchEvent<T>&)>& f,
                      std::stop_token stop) { return client::watch<T>(*c, ns, o, f, stop); };
   return lw;
 }
+
+// Full objects of a run-time resource as DynamicObject (typed metadata, the rest kept verbatim).
+ListerWatcher<api::meta::v1::PartialObjectMetadata> dynamicListerWatcher(std::shared_ptr<client::RestClient> c,
+                                                                         const client::GroupVersionResource& gvr,
+                                                                         const std::string& ns = "");
+
+// kcm's ResyncPeriod: --min-resync-period x random[1, 2), drawn once per informer factory.
+Clock::Duration resyncPeriod(Clock::Duration minResync);
 
 ListerWatcher<api::meta::v1::PartialObjectMetadata> metadataListerWatcher(std::shared_ptr<client::RestClient> c,
                                                                           const client::GroupVersionResource& gvr,
@@ -309,13 +309,12 @@ class SharedInformer : public InformerBase {
     std::unordered_set<std::string> freshKeys;
     std::string listRv;
     while (true) {
-      auto page = lw_.list(o);
-      if (!page.ok()) return page.status();
-      for (auto& item : page->items) {
+      auto page = lw_.list(o, [&](T&& item) {
         std::string key = metaNamespaceKey(item);
         freshKeys.insert(key);
         fresh.emplace_back(std::move(key), prepare(std::move(item)));
-      }
+      });
+      if (!page.ok()) return page.status();
       listRv = page->resourceVersion;
       if (page->continueToken.empty() || stop.stop_requested()) break;
       o.continueToken = page->continueToken;

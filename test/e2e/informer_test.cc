@@ -5,6 +5,7 @@
 #include <map>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/support/dynamic_object.h"
 #include "framework/framework.h"
 #include "informers/factory.h"
 
@@ -133,6 +134,37 @@ TEST_F(Informer, ConvergesAfterApiserverRestartMidChurn) {
   EXPECT_EQ(cache.size(), 300u);
   for (const auto& p : inf.store().byIndex(informers::kNamespaceIndex, ns()))
     EXPECT_EQ(p->metadata.labels.count("phase"), 1u) << p->metadata.name;
+  stop.request_stop();
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(Informer, MetadataAndDynamicInformersOverAnyResource) {
+  informers::SharedInformerFactory factory(client_, informers::resyncPeriod(std::chrono::hours(12)));
+  auto& meta = factory.forMetadata({"apps", "v1", "deployments"});
+  auto& dyn = factory.forDynamic({"", "v1", "configmaps"});
+  std::stop_source stop;
+  factory.start(stop.get_token());
+  ASSERT_TRUE(factory.waitForCacheSync(stop.get_token()));
+  apply(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"x":"y"}},
+    "spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},
+    "spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}}})");
+  apply(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"k":"v"}})");
+  ASSERT_TRUE(waitFor([&] { return meta.store().get(ns(), "d") && dyn.store().get(ns(), "cm"); }, 20s));
+  auto d = meta.store().get(ns(), "d");
+  EXPECT_EQ(d->kind, "PartialObjectMetadata");
+  EXPECT_EQ(d->metadata.labels.at("x"), "y");
+  EXPECT_FALSE(api::dynamicField(*d, "spec").has_value());  // metadata only
+  auto cm = dyn.store().get(ns(), "cm");
+  EXPECT_EQ(cm->kind, "ConfigMap");
+  ASSERT_TRUE(api::dynamicField(*cm, "data").has_value());
+  EXPECT_EQ(Json::parse(*api::dynamicField(*cm, "data")), Json::parse(R"({"k":"v"})"));
+  kubectl({"delete", "configmap", "cm", "-n", ns()});
+  EXPECT_TRUE(waitFor([&] { return !dyn.store().get(ns(), "cm"); }, 20s));
   stop.request_stop();
 }
 

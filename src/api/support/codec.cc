@@ -13,6 +13,11 @@ using ::simdjson::ondemand::json_type;
   return parser;
 }
 
+void releaseLargeParserBuffers() {
+  auto& p = threadParser();
+  if (p.capacity() > (4u << 20)) p = ::simdjson::ondemand::parser{};
+}
+
 error_code decodeValue(Value v, std::string& out) {
   std::string_view s;
   if (auto e = v.get_string().get(s)) return e;

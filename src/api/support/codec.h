@@ -144,22 +144,56 @@ bool base64Decode(std::string_view in, std::string& out);
 
 // The thread's parser; documents must be consumed before the next parse on the same thread.
 ::simdjson::ondemand::parser& threadParser();
+// Gives back the parser's buffers after a large document (a full list), so a reflector thread does not keep
+// tens of MB of structural index alive between relists.
+void releaseLargeParserBuffers();
 
 }  // namespace codec
 
-// Decodes one JSON document into T (any generated type). The input is copied once into a padded buffer.
+// simdjson reads up to SIMDJSON_PADDING bytes past the text: a std::string whose capacity already has that
+// room (the usual case for a response body that grew by doubling) is parsed in place, otherwise copied once.
+class PaddedInput {
+ public:
+  explicit PaddedInput(std::string_view json) : copy_(json), view_(copy_) {}
+  explicit PaddedInput(const std::string& json)
+      : view_(json.capacity() >= json.size() + ::simdjson::SIMDJSON_PADDING
+                  ? ::simdjson::padded_string_view(json.data(), json.size(), json.capacity())
+                  : (copy_ = ::simdjson::padded_string(json), ::simdjson::padded_string_view(copy_))) {}
+  ::simdjson::padded_string_view view() const { return view_; }
+
+ private:
+  ::simdjson::padded_string copy_;
+  ::simdjson::padded_string_view view_;
+};
+
+// Decodes one JSON document into T (any generated type).
 template <class T>
-Status decodeJson(std::string_view json, T& out) {
-  ::simdjson::padded_string padded(json);
+Status decodeJson(const PaddedInput& input, T& out) {
   ::simdjson::ondemand::document doc;
-  if (auto e = codec::threadParser().iterate(padded).get(doc))
+  if (auto e = codec::threadParser().iterate(input.view()).get(doc))
     return Status(StatusCode::kInvalidArgument, std::string("decoding JSON: ") + ::simdjson::error_message(e));
   ::simdjson::ondemand::value v;
   if (auto e = doc.get_value().get(v))
     return Status(StatusCode::kInvalidArgument, std::string("decoding JSON: ") + ::simdjson::error_message(e));
-  if (auto e = decodeValue(v, out))
-    return Status(StatusCode::kInvalidArgument, std::string("decoding JSON: ") + ::simdjson::error_message(e));
+  auto e = decodeValue(v, out);
+  codec::releaseLargeParserBuffers();
+  if (e) return Status(StatusCode::kInvalidArgument, std::string("decoding JSON: ") + ::simdjson::error_message(e));
   return Status::Ok();
+}
+
+template <class T>
+Status decodeJson(std::string_view json, T& out) {
+  return decodeJson(PaddedInput(json), out);
+}
+
+template <class T>
+Status decodeJson(const std::string& json, T& out) {
+  return decodeJson(PaddedInput(json), out);
+}
+
+template <class T>
+Status decodeJson(const char* json, T& out) {
+  return decodeJson(PaddedInput(std::string_view(json)), out);
 }
 
 template <class T>

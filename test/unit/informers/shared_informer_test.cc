@@ -23,6 +23,13 @@ ConfigMap cm(const std::string& name, const std::string& rv) {
   return c;
 }
 
+template <class T>
+struct ListPage {
+  std::vector<T> items;
+  std::string resourceVersion;
+  std::string continueToken;
+};
+
 struct WatchScript {
   std::vector<client::WatchEvent<ConfigMap>> events;
   Status end;
@@ -45,13 +52,15 @@ class Scripted {
   ListerWatcher<ConfigMap> lw() {
     ListerWatcher<ConfigMap> l;
     l.description = "configmaps (scripted)";
-    l.list = [this](const client::ListOptions& o) -> Result<ListPage<ConfigMap>> {
+    l.list = [this](const client::ListOptions& o,
+                    const std::function<void(ConfigMap&&)>& onItem) -> Result<client::ListInfo> {
       std::lock_guard g(mu);
       listRvs.push_back(o.resourceVersion);
       if (lists.empty()) return Status(StatusCode::kUnavailable, "no more lists scripted");
       auto p = lists.front();
       lists.pop_front();
-      return p;
+      for (auto& item : p.items) onItem(std::move(item));
+      return client::ListInfo{p.resourceVersion, p.continueToken};
     };
     l.watch = [this](const client::ListOptions& o, const std::function<bool(client::WatchEvent<ConfigMap>&)>& f,
                      std::stop_token stop) {
