@@ -117,11 +117,12 @@ TEST_F(Informer, ConvergesAfterApiserverRestartMidChurn) {
   ASSERT_TRUE(factory.waitForCacheSync(stop.get_token()));
   kubectlRetry({"create", "-n", ns(), "-f", "-"}, pods(0, 300, 0));
 
-  // Churn (creates, label updates, deletes) while the apiserver restarts.
+  // Churn (creates, label updates, deletes) while the apiserver restarts; the commands are idempotent, so a
+  // retry after a partial success during the restart is harmless.
   auto churn = std::async(std::launch::async, [&] {
-    kubectlRetry({"create", "-n", ns(), "-f", "-"}, pods(300, 600, 1));
+    kubectlRetry({"apply", "-n", ns(), "-f", "-"}, pods(300, 600, 1));
     kubectlRetry({"label", "pods", "-n", ns(), "-l", "batch=0", "phase=two", "--overwrite"});
-    kubectlRetry({"delete", "pods", "-n", ns(), "-l", "batch=1", "--wait=false"});
+    kubectlRetry({"delete", "pods", "-n", ns(), "-l", "batch=1", "--wait=false", "--ignore-not-found"});
   });
   std::this_thread::sleep_for(1s);
   std::string clusterName = Cluster::get().dir.substr(Cluster::get().dir.rfind('/') + 1);
