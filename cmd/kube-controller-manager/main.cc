@@ -1,18 +1,10 @@
-// kube-controller-manager: entry point. Thin by design; the command lives in src/options and src/app.
-#include <cstdio>
-#include <cstring>
+// kube-controller-manager: entry point. Thin by design; the command lives in src/app and src/options.
+#include <string>
+#include <vector>
 
-#include "version/version.h"
+#include "app/controller_manager.h"
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--version=true") == 0) {
-      std::printf("%s\n", kcm::version::versionLine().c_str());
-      return 0;
-    }
-  }
-  // The daemon (flags, serving, leader election, controllers) is not implemented yet: say so, never pretend.
-  std::fprintf(stderr, "kube-controller-manager %s: the controller manager daemon is not implemented yet\n",
-               kcm::version::get().gitVersion.c_str());
-  return 1;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return kcm::app::run(args);
 }

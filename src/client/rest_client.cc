@@ -318,7 +318,9 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   for (int attempt = 1;; ++attempt) {
     if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
     auto conn = acquire();
-    conn->set_read_timeout(req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(60));
+    auto timeout = req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(60);
+    if (config_.timeoutSeconds > 0) timeout = std::min(timeout, std::chrono::seconds(config_.timeoutSeconds));
+    conn->set_read_timeout(timeout);
     httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;

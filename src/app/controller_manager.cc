@@ -1,0 +1,240 @@
+#include "app/controller_manager.h"
+
+#include <csignal>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "base/log.h"
+#include "client/rest_client.h"
+#include "controllers/registry.h"
+#include "healthz/server.h"
+#include "informers/factory.h"
+#include "leaderelection/leader_elector.h"
+#include "options/feature_gates.h"
+#include "options/options.h"
+#include "version/version.h"
+
+namespace kcm::app {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
+// component-base cli.Run logs errors after parsing as `"command failed" err="..."` and exits 1.
+int commandFailed(const std::string& err) {
+  KLOG_ERROR("\"command failed\" err=" + quote(err));
+  return 1;
+}
+
+std::string aggregate(const std::vector<std::string>& errs) {
+  if (errs.size() == 1) return errs[0];
+  std::string s = "[";
+  for (size_t i = 0; i < errs.size(); ++i) s += (i ? ", " : "") + errs[i];
+  return s + "]";
+}
+
+std::stop_source gStop;
+extern "C" void onSignal(int) { gStop.request_stop(); }
+
+// WaitForAPIServer: GET /healthz now and every second; fail after 10 s.
+Status waitForAPIServer(client::RestClient& c, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (true) {
+    client::Request req;
+    req.path = "/healthz";
+    req.accept = "text/plain";
+    req.timeout = std::chrono::seconds(2);
+    auto r = c.send(req);
+    if (r.ok() && r->body == "ok") return Status::Ok();
+    last = r.ok() ? "healthz returned " + r->body : r.status().message();
+    KLOG_ERROR("\"Failed to check apiserver health\" err=" + quote(last));
+    if (std::chrono::steady_clock::now() + std::chrono::seconds(1) > deadline) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return Status(StatusCode::kUnavailable, "failed to wait for apiserver being healthy: timed out waiting for the condition");
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args) {
+  auto parsed = options::parseCommandLine(args);
+  if (!parsed.ok()) {
+    const std::string& msg = parsed.status().message();
+    if (msg.rfind("unknown flag", 0) == 0 || msg.rfind("unknown shorthand", 0) == 0)
+      std::fprintf(stderr, "%s\n", options::usage().c_str());
+    std::fprintf(stderr, "Error: %s\n", msg.c_str());
+    return 1;
+  }
+  options::CommandLine& cl = *parsed;
+  for (const auto& w : cl.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  if (cl.help) {
+    std::fputs(options::help().c_str(), stdout);
+    return 0;
+  }
+  if (cl.version) {
+    if (*cl.version == "raw") {
+      const auto& v = version::get();
+      std::printf("version.Info{Major:\"%s\", Minor:\"%s\", GitVersion:\"%s\", GitCommit:\"%s\", GitTreeState:\"%s\", "
+                  "BuildDate:\"%s\", Compiler:\"%s\", Platform:\"%s\"}\n",
+                  v.major.c_str(), v.minor.c_str(), v.gitVersion.c_str(), v.gitCommit.c_str(), v.gitTreeState.c_str(),
+                  v.buildDate.c_str(), v.compiler.c_str(), v.platform.c_str());
+    } else if (*cl.version != "false") {
+      std::printf("%s\n", version::versionLine().c_str());
+    }
+    if (*cl.version != "false") return 0;
+  }
+  const options::FlagValues& f = cl.flags;
+  if (auto v = f.getInt("v"); v.ok()) log::setVerbosity(static_cast<int>(*v));
+
+  // Feature gates.
+  options::FeatureGates gates;
+  std::vector<std::string> gateWarnings;
+  for (const auto& fg : f.all("feature-gates"))
+    if (Status s = gates.set(fg, gateWarnings); !s.ok()) return commandFailed(s.message());
+  for (const auto& w : gateWarnings) KLOG_WARNING(w);
+
+  // Validate (aggregated, as upstream's Validate).
+  std::vector<std::string> errs = controllers::validateControllers(f.getStrings("controllers"));
+  if (f.getBool("leader-elect") && f.get("leader-elect-resource-lock") != "leases")
+    errs.push_back("resourceLock value must be \"leases\"");
+  if (f.get("cidr-allocator-type") != "RangeAllocator")
+    errs.push_back("built-in cloud providers are disabled. The ipam " + f.get("cidr-allocator-type") +
+                   " is not available");
+  if (const std::string cp = f.get("cloud-provider"); !cp.empty() && cp != "external")
+    errs.push_back("cloud provider \"" + cp + "\" was specified, but built-in cloud providers are disabled. Please set "
+                   "--cloud-provider=external and migrate to an external cloud provider");
+  for (const char* d : {"min-resync-period", "leader-elect-lease-duration", "leader-elect-renew-deadline",
+                        "leader-elect-retry-period", "controller-start-interval", "cluster-signing-duration",
+                        "node-monitor-period", "node-monitor-grace-period", "node-startup-grace-period"})
+    if (auto r = f.getDuration(d); !r.ok()) errs.push_back(r.status().message());
+  if (!errs.empty()) return commandFailed(aggregate(errs));
+  for (const auto& [k, v] : f.dump()) KLOG_V(1, "FLAG: --" + k + "=" + quote(v));
+  KLOG_INFO("\"Starting\" version=" + quote(version::get().gitVersion));
+
+  // Config: REST config, clients.
+  auto restCfg = client::buildConfigFromFlags(f.get("master"), f.get("kubeconfig"));
+  if (!restCfg.ok()) return commandFailed(restCfg.status().message());
+  restCfg->qps = static_cast<float>(f.getFloat("kube-api-qps").ok() ? *f.getFloat("kube-api-qps") : 20);
+  restCfg->burst = static_cast<int>(f.getInt("kube-api-burst").ok() ? *f.getInt("kube-api-burst") : 30);
+  if (f.get("kube-api-content-type") != "application/json")
+    KLOG_INFO("\"Content type " + f.get("kube-api-content-type") +
+              " requested; this build speaks application/json to the apiserver\"");
+  restCfg->contentType = "application/json";
+  restCfg->userAgent = version::userAgent("kube-controller-manager");
+  auto rootClient = client::RestClient::create(*restCfg);
+  if (!rootClient.ok()) return commandFailed(rootClient.status().message());
+
+  // Secure serving, before leader election so standbys answer health checks.
+  std::unique_ptr<healthz::SecureServer> server;
+  auto port = f.getInt("secure-port");
+  if (!port.ok()) return commandFailed(port.status().message());
+  if (*port > 0) {
+    healthz::ServingConfig sc;
+    sc.bindAddress = f.get("bind-address");
+    sc.port = static_cast<int>(*port);
+    sc.certFile = f.get("tls-cert-file");
+    sc.keyFile = f.get("tls-private-key-file");
+    sc.certDir = f.get("cert-dir");
+    sc.clientCAFile = f.get("client-ca-file");
+    sc.alwaysAllowPaths = f.getStrings("authorization-always-allow-paths");
+    auto s = healthz::SecureServer::create(sc);
+    if (!s.ok()) return commandFailed(s.status().message());
+    server = std::move(s).value();
+    if (Status st = server->start(); !st.ok()) return commandFailed(st.message());
+    KLOG_INFO("\"Serving securely on " + sc.bindAddress + ":" + std::to_string(sc.port) + "\"");
+  }
+
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGINT, onSignal);
+
+  if (Status s = waitForAPIServer(**rootClient, std::chrono::seconds(10)); !s.ok()) return commandFailed(s.message());
+
+  const std::vector<std::string> controllerList = controllers::canonicalizeControllers(f.getStrings("controllers"));
+  auto startControllers = [&](std::stop_token stop) {
+    auto minResync = f.getDuration("min-resync-period");
+    informers::SharedInformerFactory factory(*rootClient, informers::resyncPeriod(*minResync));
+    auto interval = *f.getDuration("controller-start-interval");
+    std::mt19937_64 rng(std::random_device{}());
+    // serviceaccount-token first (upstream starts it before the others, with the root client).
+    std::vector<const controllers::ControllerDescriptor*> order;
+    for (const auto& d : controllers::controllerDescriptors())
+      if (d.requiresSpecialHandling) order.insert(order.begin(), &d);
+      else order.push_back(&d);
+    for (const auto* d : order) {
+      if (stop.stop_requested()) return;
+      if (!controllers::isControllerEnabled(d->name, controllerList)) {
+        KLOG_INFO("\"Warning: controller is disabled\" controller=" + quote(d->name));
+        continue;
+      }
+      if (!d->requiredFeatureGate.empty() && !gates.enabled(d->requiredFeatureGate)) {
+        KLOG_INFO("\"Controller is disabled by a feature gate\" controller=" + quote(d->name) +
+                  " requiredFeatureGates=[" + d->requiredFeatureGate + "]");
+        continue;
+      }
+      if (d->name == "serviceaccount-token-controller" && f.get("service-account-private-key-file").empty()) {
+        KLOG_INFO("\"Controller is disabled because there is no private key\" controller=" + quote(d->name));
+        continue;
+      }
+      if (!d->init) {
+        KLOG_INFO("\"skipping controller (not implemented)\" controller=" + quote(d->name));
+        continue;
+      }
+      KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
+      // (No controller is implemented yet; init functions join the registry with their slices.)
+      if (interval.count() > 0) {
+        std::uniform_real_distribution<double> jitter(1.0, 2.0);
+        std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(interval * jitter(rng)));
+      }
+    }
+    factory.start(stop);
+    while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
+
+  if (!f.getBool("leader-elect")) {
+    startControllers(gStop.get_token());
+    return 0;
+  }
+
+  auto leClient = client::RestClient::create([&] {
+    auto c = *restCfg;
+    c.userAgent = version::userAgent("kube-controller-manager", "leader-election");
+    c.timeoutSeconds = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(*f.getDuration("leader-elect-renew-deadline")).count());
+    return c;
+  }());
+  if (!leClient.ok()) return commandFailed(leClient.status().message());
+  leaderelection::Config lc;
+  lc.lockNamespace = f.get("leader-elect-resource-namespace");
+  lc.lockName = f.get("leader-elect-resource-name");
+  lc.identity = leaderelection::defaultIdentity();
+  lc.leaseDuration = std::chrono::duration_cast<Clock::Duration>(*f.getDuration("leader-elect-lease-duration"));
+  lc.renewDeadline = std::chrono::duration_cast<Clock::Duration>(*f.getDuration("leader-elect-renew-deadline"));
+  lc.retryPeriod = std::chrono::duration_cast<Clock::Duration>(*f.getDuration("leader-elect-retry-period"));
+  lc.onStartedLeading = startControllers;
+  lc.onStoppedLeading = [] {
+    if (gStop.stop_requested()) return;
+    KLOG_ERROR("\"leaderelection lost\"");
+    std::fflush(stderr);
+    std::_Exit(1);
+  };
+  lc.onNewLeader = [id = lc.identity](const std::string& holder) {
+    if (holder != id) KLOG_INFO("\"New leader elected\" identity=" + quote(holder));
+  };
+  KLOG_INFO("\"Leader election identity\" identity=" + quote(lc.identity));
+  leaderelection::LeaderElector elector(*leClient, lc);
+  if (server) server->addHealthCheck("leaderElection", [&elector] {
+    return elector.healthy() ? Status::Ok() : Status(StatusCode::kUnavailable, "failed election to renew leadership on lease");
+  });
+  elector.run(gStop.get_token());
+  if (server) server->stop();
+  return 0;
+}
+
+}  // namespace kcm::app

@@ -1,0 +1,256 @@
+#include "healthz/server.h"
+
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/metrics.h"
+
+namespace kcm::healthz {
+namespace {
+
+std::string readAll(const std::string& path, bool& ok) {
+  std::ifstream f(path, std::ios::binary);
+  ok = static_cast<bool>(f);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Pem {
+  X509* cert = nullptr;
+  EVP_PKEY* key = nullptr;
+};
+
+// A self-signed certificate for localhost and 127.0.0.1, as the serving options generate when no
+// --tls-cert-file is given.
+Result<Pem> selfSigned() {
+  Pem p;
+  EVP_PKEY_CTX* kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, nullptr);
+  if (!kctx || EVP_PKEY_keygen_init(kctx) <= 0 || EVP_PKEY_CTX_set_rsa_keygen_bits(kctx, 2048) <= 0 ||
+      EVP_PKEY_keygen(kctx, &p.key) <= 0) {
+    EVP_PKEY_CTX_free(kctx);
+    return Status(StatusCode::kInternal, "generating a serving key failed");
+  }
+  EVP_PKEY_CTX_free(kctx);
+  p.cert = X509_new();
+  X509_set_version(p.cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(p.cert), static_cast<long>(time(nullptr)));
+  X509_gmtime_adj(X509_getm_notBefore(p.cert), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(p.cert), 365L * 24 * 3600);
+  X509_set_pubkey(p.cert, p.key);
+  X509_NAME* name = X509_get_subject_name(p.cert);
+  std::string cn = "localhost@" + std::to_string(time(nullptr));
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_set_issuer_name(p.cert, name);
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, p.cert, p.cert, nullptr, nullptr, 0);
+  for (auto [nid, value] : {std::pair{NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1"},
+                            std::pair{NID_ext_key_usage, "serverAuth"},
+                            std::pair{NID_key_usage, "critical,digitalSignature,keyEncipherment"}}) {
+    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+    X509_add_ext(p.cert, ext, -1);
+    X509_EXTENSION_free(ext);
+  }
+  X509_sign(p.cert, p.key, EVP_sha256());
+  return p;
+}
+
+bool inGroup(X509* cert, const std::string& group) {
+  X509_NAME* n = X509_get_subject_name(cert);
+  for (int i = -1; (i = X509_NAME_get_index_by_NID(n, NID_organizationName, i)) >= 0;) {
+    ASN1_STRING* d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, i));
+    if (std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(d)), ASN1_STRING_length(d)) == group)
+      return true;
+  }
+  return false;
+}
+
+std::string commonName(X509* cert) {
+  char buf[256] = {0};
+  X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& cfg) {
+  std::unique_ptr<SecureServer> s(new SecureServer());
+  s->cfg_ = cfg;
+  Pem pem;
+  if (!cfg.certFile.empty() || !cfg.keyFile.empty()) {
+    if (cfg.certFile.empty() || cfg.keyFile.empty())
+      return Status(StatusCode::kInvalidArgument, "--tls-cert-file and --tls-private-key-file must be set together");
+    bool ok;
+    std::string c = readAll(cfg.certFile, ok);
+    if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read --tls-cert-file " + cfg.certFile);
+    std::string k = readAll(cfg.keyFile, ok);
+    if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read --tls-private-key-file " + cfg.keyFile);
+    BIO* cb = BIO_new_mem_buf(c.data(), static_cast<int>(c.size()));
+    pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+    BIO_free(cb);
+    BIO* kb = BIO_new_mem_buf(k.data(), static_cast<int>(k.size()));
+    pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+    BIO_free(kb);
+    if (!pem.cert) return Status(StatusCode::kInvalidArgument, "--tls-cert-file " + cfg.certFile + " holds no PEM certificate");
+    if (!pem.key) return Status(StatusCode::kInvalidArgument, "--tls-private-key-file " + cfg.keyFile + " holds no PEM private key");
+  } else {
+    auto p = selfSigned();
+    if (!p.ok()) return p.status();
+    pem = *p;
+    if (!cfg.certDir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(cfg.certDir, ec);
+      FILE* f = fopen((cfg.certDir + "/kube-controller-manager.crt").c_str(), "w");
+      if (f) {
+        PEM_write_X509(f, pem.cert);
+        fclose(f);
+      }
+      f = fopen((cfg.certDir + "/kube-controller-manager.key").c_str(), "w");
+      if (f) {
+        PEM_write_PrivateKey(f, pem.key, nullptr, nullptr, 0, nullptr, nullptr);
+        fclose(f);
+      }
+    }
+  }
+  X509_STORE* ca = nullptr;
+  if (!cfg.clientCAFile.empty()) {
+    bool ok;
+    std::string c = readAll(cfg.clientCAFile, ok);
+    if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read --client-ca-file " + cfg.clientCAFile);
+    ca = X509_STORE_new();
+    BIO* b = BIO_new_mem_buf(c.data(), static_cast<int>(c.size()));
+    int n = 0;
+    while (X509* x = PEM_read_bio_X509(b, nullptr, nullptr, nullptr)) {
+      X509_STORE_add_cert(ca, x);
+      X509_free(x);
+      ++n;
+    }
+    ERR_clear_error();
+    BIO_free(b);
+    if (n == 0) return Status(StatusCode::kInvalidArgument, "--client-ca-file " + cfg.clientCAFile + " holds no PEM certificate");
+  }
+  s->server_ = std::make_unique<httplib::SSLServer>([pem, ca](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate(&ctx, pem.cert) != 1 || SSL_CTX_use_PrivateKey(&ctx, pem.key) != 1) return false;
+    if (ca) {
+      SSL_CTX_set_cert_store(&ctx, ca);
+      // Ask for a client certificate but do not require one: anonymous requests reach the authorizer.
+      SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+    }
+    return true;
+  });
+  if (!s->server_->is_valid()) return Status(StatusCode::kInvalidArgument, "the serving certificate and key do not match");
+
+  auto authorize = [srv = s.get()](const httplib::Request& req, httplib::Response& res) {
+    for (const auto& p : srv->cfg_.alwaysAllowPaths)
+      if (req.path == p || (p.size() > 1 && p.back() == '*' && req.path.rfind(p.substr(0, p.size() - 1), 0) == 0))
+        return true;
+    std::string user = "system:anonymous";
+    if (req.ssl) {
+      if (X509* peer = SSL_get_peer_certificate(req.ssl)) {
+        bool verified = SSL_get_verify_result(req.ssl) == X509_V_OK && !srv->cfg_.clientCAFile.empty();
+        if (verified) {
+          user = commonName(peer);
+          if (inGroup(peer, "system:masters")) {
+            X509_free(peer);
+            return true;
+          }
+        }
+        X509_free(peer);
+      }
+    }
+    res.status = 403;
+    res.set_content("forbidden: User \"" + user + "\" cannot get path \"" + req.path + "\"", "text/plain");
+    return false;
+  };
+  auto health = [srv = s.get()](const httplib::Request& req, httplib::Response& res, const std::string& only) {
+    int code = 200;
+    std::string body = srv->healthz(only, req.has_param("verbose"), req.get_param_value("exclude"), code);
+    res.status = code;
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(body, "text/plain; charset=utf-8");
+  };
+  s->server_->Get("/healthz", [health, authorize](const httplib::Request& req, httplib::Response& res) {
+    if (authorize(req, res)) health(req, res, "");
+  });
+  s->server_->Get(R"(/healthz/([^/]+))", [health, authorize](const httplib::Request& req, httplib::Response& res) {
+    if (authorize(req, res)) health(req, res, req.matches[1]);
+  });
+  s->server_->Get("/livez", [authorize](const httplib::Request& req, httplib::Response& res) {
+    if (authorize(req, res)) res.set_content("ok", "text/plain; charset=utf-8");
+  });
+  s->server_->Get("/readyz", [health, authorize](const httplib::Request& req, httplib::Response& res) {
+    if (authorize(req, res)) health(req, res, "");
+  });
+  s->server_->Get("/metrics", [authorize](const httplib::Request& req, httplib::Response& res) {
+    if (authorize(req, res))
+      res.set_content(metrics::Registry::global().render(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  return s;
+}
+
+SecureServer::~SecureServer() { stop(); }
+
+void SecureServer::addHealthCheck(const std::string& name, Check check) {
+  std::lock_guard l(mu_);
+  checks_.emplace_back(name, std::move(check));
+}
+
+std::string SecureServer::healthz(const std::string& only, bool verbose, const std::string& exclude, int& code) {
+  std::vector<std::pair<std::string, Check>> checks;
+  {
+    std::lock_guard l(mu_);
+    checks = checks_;
+  }
+  std::string verboseOut;
+  bool failed = false, found = only.empty();
+  for (const auto& [name, check] : checks) {
+    if (!only.empty() && name != only) continue;
+    found = true;
+    if (name == exclude) {
+      verboseOut += "[+]" + name + " excluded: ok\n";
+      continue;
+    }
+    Status s = check();
+    if (s.ok()) {
+      verboseOut += "[+]" + name + " ok\n";
+    } else {
+      failed = true;
+      verboseOut += "[-]" + name + " failed: reason withheld\n";
+    }
+  }
+  if (!found) {
+    code = 404;
+    return "404 page not found\n";
+  }
+  if (failed) {
+    code = 500;
+    return verboseOut + "healthz check failed\n";
+  }
+  if (verbose) return verboseOut + "healthz check passed\n";
+  return "ok";
+}
+
+Status SecureServer::start() {
+  port_ = cfg_.port;
+  if (!server_->bind_to_port(cfg_.bindAddress, cfg_.port))
+    return Status(StatusCode::kUnavailable, "failed to listen on " + cfg_.bindAddress + ":" + std::to_string(cfg_.port) +
+                                                ": bind: address already in use or not available");
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+void SecureServer::stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace kcm::healthz

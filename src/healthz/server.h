@@ -1,0 +1,61 @@
+#pragma once
+// The secure serving endpoint of kube-controller-manager (--bind-address:--secure-port, 0.0.0.0:10257):
+// HTTPS only, TLS 1.2 minimum, a self-signed certificate when none is given. Started before leader election so
+// standbys answer health checks too.
+//   /healthz, /healthz/<check>   "ok"; ?verbose lists "[+]name ok"; failures are 500 "[-]name failed: reason
+//                                withheld"; ?exclude=name skips a check
+//   /livez, /readyz              beyond upstream: liveness (process up) and readiness (its own checks)
+//   /metrics                     Prometheus text
+// Authentication: client certificates verified against --client-ca-file (user = CN, groups = O). Authorization:
+// --authorization-always-allow-paths, and group system:masters; everything else is 403 (delegated
+// SubjectAccessReview is not implemented yet, and says so in its 403 reason).
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+
+namespace httplib {
+class SSLServer;
+}
+
+namespace kcm::healthz {
+
+struct ServingConfig {
+  std::string bindAddress = "0.0.0.0";
+  int port = 10257;
+  std::string certFile, keyFile;  // both or neither
+  std::string certDir;            // where a self-signed pair is written (kube-controller-manager.{crt,key})
+  std::string clientCAFile;
+  std::vector<std::string> alwaysAllowPaths = {"/healthz", "/readyz", "/livez"};
+};
+
+using Check = std::function<Status()>;
+
+class SecureServer {
+ public:
+  static Result<std::unique_ptr<SecureServer>> create(const ServingConfig& cfg);
+  ~SecureServer();
+  void addHealthCheck(const std::string& name, Check check);
+  // Binds and serves on a background thread. Errors name the address (e.g. port in use).
+  Status start();
+  void stop();
+  int port() const { return port_; }
+
+ private:
+  SecureServer() = default;
+  std::string healthz(const std::string& only, bool verbose, const std::string& exclude, int& code);
+
+  ServingConfig cfg_;
+  std::unique_ptr<httplib::SSLServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::vector<std::pair<std::string, Check>> checks_;
+};
+
+}  // namespace kcm::healthz

@@ -1,0 +1,157 @@
+#include "leaderelection/leader_elector.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "api/gen/coordination_v1_codec.h"
+#include "client/typed_client.h"
+#include "runtime/metrics.h"
+
+namespace kcm::leaderelection {
+
+using api::coordination::v1::Lease;
+
+std::string defaultIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::random_device rd;
+  std::mt19937_64 rng(rd());
+  uint64_t a = rng(), b = rng();
+  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
+  char uuid[40];
+  std::snprintf(uuid, sizeof uuid, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return std::string(host) + "_" + uuid;
+}
+
+LeaderElector::LeaderElector(std::shared_ptr<client::RestClient> client, Config config, Clock& clock)
+    : client_(std::move(client)), cfg_(std::move(config)), clock_(clock) {}
+
+std::string LeaderElector::observedHolder() const {
+  std::lock_guard l(mu_);
+  return observedHolder_;
+}
+
+bool LeaderElector::healthy(Clock::Duration tolerance) const {
+  if (!leader_.load()) return true;
+  std::lock_guard l(mu_);
+  return clock_.now() - lastRenew_ <= cfg_.leaseDuration + tolerance;
+}
+
+bool LeaderElector::tryAcquireOrRenew() {
+  const int32_t leaseSecs =
+      static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(cfg_.leaseDuration).count());
+  auto now = api::MicroTime::now();
+  auto got = client::get<Lease>(*client_, cfg_.lockNamespace, cfg_.lockName);
+  if (!got.ok()) {
+    if (got.status().code() != StatusCode::kNotFound) {
+      std::fprintf(stderr, "E leaderelection: error retrieving resource lock %s/%s: %s\n", cfg_.lockNamespace.c_str(),
+                   cfg_.lockName.c_str(), got.status().message().c_str());
+      return false;
+    }
+    Lease lease;
+    lease.metadata.name = cfg_.lockName;
+    lease.metadata.namespace_ = cfg_.lockNamespace;
+    lease.spec.holderIdentity = cfg_.identity;
+    lease.spec.leaseDurationSeconds = leaseSecs;
+    lease.spec.acquireTime = now;
+    lease.spec.renewTime = now;
+    lease.spec.leaseTransitions = 0;
+    auto created = client::create(*client_, cfg_.lockNamespace, lease);
+    if (!created.ok()) {
+      std::fprintf(stderr, "E leaderelection: error initially creating lease lock: %s\n",
+                   created.status().message().c_str());
+      return false;
+    }
+    std::lock_guard l(mu_);
+    observedHolder_ = cfg_.identity;
+    observedRenewTime_ = now.rfc3339Micro();
+    observedTime_ = lastRenew_ = clock_.now();
+    return true;
+  }
+  Lease lease = std::move(got).value();
+  const std::string holder = lease.spec.holderIdentity.value_or("");
+  const std::string renew = lease.spec.renewTime ? lease.spec.renewTime->rfc3339Micro() : "";
+  {
+    std::lock_guard l(mu_);
+    if (holder != observedHolder_ || renew != observedRenewTime_) {
+      // The record changed: that is the moment we measure its expiry from, on our own clock.
+      if (holder != observedHolder_ && cfg_.onNewLeader && !holder.empty()) cfg_.onNewLeader(holder);
+      observedHolder_ = holder;
+      observedRenewTime_ = renew;
+      observedTime_ = clock_.now();
+    }
+    int64_t duration = lease.spec.leaseDurationSeconds.value_or(leaseSecs);
+    bool expired = clock_.now() > observedTime_ + std::chrono::seconds(duration);
+    if (!holder.empty() && holder != cfg_.identity && !expired) return false;  // someone else holds it
+  }
+  if (holder != cfg_.identity) {
+    lease.spec.leaseTransitions = lease.spec.leaseTransitions.value_or(0) + (holder.empty() ? 0 : 1);
+    lease.spec.acquireTime = now;
+  }
+  lease.spec.holderIdentity = cfg_.identity;
+  lease.spec.leaseDurationSeconds = leaseSecs;
+  lease.spec.renewTime = now;
+  auto updated = client::update(*client_, lease);  // resourceVersion precondition: a racing writer gets Conflict
+  if (!updated.ok()) {
+    std::fprintf(stderr, "E leaderelection: failed to update lock: %s\n", updated.status().message().c_str());
+    return false;
+  }
+  std::lock_guard l(mu_);
+  observedHolder_ = cfg_.identity;
+  observedRenewTime_ = now.rfc3339Micro();
+  observedTime_ = lastRenew_ = clock_.now();
+  return true;
+}
+
+void LeaderElector::run(std::stop_token stop) {
+  auto& status = metrics::Registry::global().gauge(
+      "leader_election_master_status",
+      "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. "
+      "'name' is the string used to identify the lease. Please make sure to group by name.",
+      {{"name", cfg_.lockName}});
+  status.set(0);
+  std::fprintf(stderr, "I leaderelection: attempting to acquire leader lease %s/%s...\n", cfg_.lockNamespace.c_str(),
+               cfg_.lockName.c_str());
+  std::mt19937_64 rng(std::random_device{}());
+  while (!stop.stop_requested()) {
+    if (tryAcquireOrRenew()) break;
+    // client-go jitters the retry period by up to 1.2x.
+    auto jitter = std::chrono::duration_cast<Clock::Duration>(cfg_.retryPeriod * (1.0 + 1.2 * (rng() % 1000) / 1000.0));
+    if (!clock_.sleepFor(jitter, stop)) return;
+  }
+  if (stop.stop_requested()) return;
+  std::fprintf(stderr, "I leaderelection: successfully acquired lease %s/%s\n", cfg_.lockNamespace.c_str(),
+               cfg_.lockName.c_str());
+  leader_ = true;
+  status.set(1);
+  std::stop_source leading;
+  std::jthread work;
+  if (cfg_.onStartedLeading) work = std::jthread([&] { cfg_.onStartedLeading(leading.get_token()); });
+  // Renew loop: give up when no renewal succeeded within renewDeadline.
+  while (!stop.stop_requested()) {
+    if (!clock_.sleepFor(cfg_.retryPeriod, stop)) break;
+    auto deadline = clock_.now() + cfg_.renewDeadline;
+    bool renewed = false;
+    while (!stop.stop_requested() && clock_.now() < deadline) {
+      if ((renewed = tryAcquireOrRenew())) break;
+      clock_.sleepFor(std::chrono::milliseconds(500), stop);
+    }
+    if (!renewed) break;
+  }
+  leader_ = false;
+  status.set(0);
+  if (!stop.stop_requested())
+    std::fprintf(stderr, "I leaderelection: failed to renew lease %s/%s: timed out waiting for the condition\n",
+                 cfg_.lockNamespace.c_str(), cfg_.lockName.c_str());
+  leading.request_stop();
+  if (cfg_.onStoppedLeading) cfg_.onStoppedLeading();
+  if (work.joinable()) work.detach();  // a lost leader exits the process; do not wait for controllers
+}
+
+}  // namespace kcm::leaderelection

@@ -1,0 +1,62 @@
+#pragma once
+// Leader election on a coordination.k8s.io/v1 Lease with client-go's semantics (tools/leaderelection):
+//  - acquire: create the Lease, or take it over once the holder's record has not changed for leaseDuration as
+//    measured by this process's own monotonic clock (never by comparing the other host's timestamps);
+//  - renew every retryPeriod; failing to renew within renewDeadline means the lease is lost;
+//  - leaseTransitions is incremented on every change of holder; acquireTime/renewTime are MicroTime;
+//  - callbacks: onStartedLeading (on its own thread, with a stop token that fires when leadership ends),
+//    onStoppedLeading, onNewLeader.
+// Thread-safe; run() blocks until leadership is lost or stop.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "base/clock.h"
+#include "client/rest_client.h"
+
+namespace kcm::leaderelection {
+
+struct Config {
+  std::string lockNamespace = "kube-system";
+  std::string lockName = "kube-controller-manager";
+  std::string identity;  // hostname_<uuid>
+  Clock::Duration leaseDuration = std::chrono::seconds(15);
+  Clock::Duration renewDeadline = std::chrono::seconds(10);
+  Clock::Duration retryPeriod = std::chrono::seconds(2);
+  std::function<void(std::stop_token)> onStartedLeading;
+  std::function<void()> onStoppedLeading;
+  std::function<void(const std::string& identity)> onNewLeader;
+};
+
+class LeaderElector {
+ public:
+  LeaderElector(std::shared_ptr<client::RestClient> client, Config config, Clock& clock = RealClock::get());
+  // Returns when leadership was held and then lost (or stop). Never returns while leading.
+  void run(std::stop_token stop);
+  bool isLeader() const { return leader_.load(); }
+  // For the leaderElection health check: false when leading but the last renewal is older than
+  // leaseDuration + tolerance (client-go's HealthzAdaptor with a 20 s timeout).
+  bool healthy(Clock::Duration tolerance = std::chrono::seconds(20)) const;
+  std::string observedHolder() const;
+
+ private:
+  // One attempt to acquire or renew. True when we hold the lease afterwards.
+  bool tryAcquireOrRenew();
+
+  std::shared_ptr<client::RestClient> client_;
+  Config cfg_;
+  Clock& clock_;
+  std::atomic<bool> leader_{false};
+  mutable std::mutex mu_;
+  std::string observedHolder_, observedRenewTime_;
+  Clock::TimePoint observedTime_{};
+  Clock::TimePoint lastRenew_{};
+};
+
+// "<hostname>_<random uuid>" as kube-controller-manager builds its identity.
+std::string defaultIdentity();
+
+}  // namespace kcm::leaderelection
