@@ -5,7 +5,7 @@
 #   hack/cluster.sh up NAME     build the pinned binaries if needed, create PKI, start everything, wait until ready
 #   hack/cluster.sh env NAME    print `export` lines (KUBECONFIG, CLUSTER_DIR, PATH with the pinned kubectl first, ...)
 #   hack/cluster.sh down NAME   stop every process this cluster started (tracked PIDs only) and remove its folder
-#   hack/cluster.sh restart NAME COMPONENT   stop a component and start it again (e2e: apiserver restarts)
+#   hack/cluster.sh stop|start|restart NAME COMPONENT   stop and/or start one component (e2e: apiserver outages)
 # Clusters live in ${KCM_CLUSTERS_DIR:-_output/clusters}/NAME; several can run side by side (free ports each).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
 . "$(dirname "$0")/lib.sh"
@@ -13,7 +13,7 @@
 CLUSTERS_DIR="${KCM_CLUSTERS_DIR:-${OUTPUT_DIR}/clusters}"
 KWOK_NODES="${KWOK_NODES:-3}"
 
-usage() { echo "usage: $0 up|down|env NAME | restart NAME COMPONENT" >&2; exit 2; }
+usage() { echo "usage: $0 up|down|env NAME | stop|start|restart NAME COMPONENT" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd="$1"; name="$2"
 [[ "$name" =~ ^[a-zA-Z0-9_.-]+$ ]] || die "cluster name must be [a-zA-Z0-9_.-]+: '$name'"
@@ -262,12 +262,18 @@ down() {
   log "cluster ${name}: down"
 }
 
-# restart COMPONENT: stop it and start it again with the same command line (e2e: apiserver restarts).
-restart() {
+# stop_component / restart COMPONENT: stop it (like a crash or a static pod restart: a short grace, then KILL),
+# and start it again with the same command line (e2e: apiserver outages). `start` is restart of a stopped one.
+stop_component() {
   local comp="$1"
   [ -f "${D}/cmd/${comp}" ] || die "cluster '${name}' has no component '${comp}'"
-  # Like a crash or a kubelet restart of the static pod: a short grace, then KILL.
   alive "$comp" && STOP_GRACE=2 stop_pids "$(cat "${D}/pids/${comp}.pid")"
+  log "cluster ${name}: stopped ${comp}"
+}
+
+restart() {
+  local comp="$1"
+  stop_component "$comp"
   # shellcheck disable=SC1091
   . "${D}/cluster.env"
   eval "start ${comp} $(cat "${D}/cmd/${comp}")"
@@ -295,6 +301,7 @@ case "$cmd" in
   up) up ;;
   down) down ;;
   env) env_ ;;
-  restart) [ $# -eq 3 ] || usage; restart "$3" ;;
+  restart|start) [ $# -eq 3 ] || usage; restart "$3" ;;
+  stop) [ $# -eq 3 ] || usage; stop_component "$3" ;;
   *) usage ;;
 esac

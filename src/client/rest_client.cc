@@ -308,7 +308,16 @@ httplib::Request toHttp(const Request& req, const std::string& target, const std
 }
 
 std::string transportError(httplib::Error e, const std::string& method, const std::string& url) {
-  return method + " " + url + ": " + httplib::to_string(e);
+  std::string what;
+  switch (e) {
+    case httplib::Error::Connection: what = "dial tcp: connection refused or host unreachable"; break;
+    case httplib::Error::Read: what = "read timed out or connection closed"; break;
+    case httplib::Error::Write: what = "write failed (connection closed)"; break;
+    case httplib::Error::SSLConnection: what = "TLS handshake failed"; break;
+    case httplib::Error::SSLServerVerification: what = "x509: the server's certificate is not trusted"; break;
+    default: what = httplib::to_string(e);
+  }
+  return method + " " + url + ": " + what;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "api/gen/coordination_v1_codec.h"
+#include "base/log.h"
 #include "client/typed_client.h"
 #include "runtime/metrics.h"
 
@@ -50,8 +51,8 @@ bool LeaderElector::tryAcquireOrRenew() {
   auto got = client::get<Lease>(*client_, cfg_.lockNamespace, cfg_.lockName);
   if (!got.ok()) {
     if (got.status().code() != StatusCode::kNotFound) {
-      std::fprintf(stderr, "E leaderelection: error retrieving resource lock %s/%s: %s\n", cfg_.lockNamespace.c_str(),
-                   cfg_.lockName.c_str(), got.status().message().c_str());
+      KLOG_ERROR("\"error retrieving resource lock " + cfg_.lockNamespace + "/" + cfg_.lockName + "\" err=\"" +
+                 got.status().message() + "\"");
       return false;
     }
     Lease lease;
@@ -64,8 +65,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     lease.spec.leaseTransitions = 0;
     auto created = client::create(*client_, cfg_.lockNamespace, lease);
     if (!created.ok()) {
-      std::fprintf(stderr, "E leaderelection: error initially creating lease lock: %s\n",
-                   created.status().message().c_str());
+      KLOG_ERROR("\"error initially creating lease lock\" err=\"" + created.status().message() + "\"");
       return false;
     }
     std::lock_guard l(mu_);
@@ -99,7 +99,7 @@ bool LeaderElector::tryAcquireOrRenew() {
   lease.spec.renewTime = now;
   auto updated = client::update(*client_, lease);  // resourceVersion precondition: a racing writer gets Conflict
   if (!updated.ok()) {
-    std::fprintf(stderr, "E leaderelection: failed to update lock: %s\n", updated.status().message().c_str());
+    KLOG_ERROR("\"Failed to update lock\" err=\"" + updated.status().message() + "\"");
     return false;
   }
   std::lock_guard l(mu_);
@@ -116,8 +116,7 @@ void LeaderElector::run(std::stop_token stop) {
       "'name' is the string used to identify the lease. Please make sure to group by name.",
       {{"name", cfg_.lockName}});
   status.set(0);
-  std::fprintf(stderr, "I leaderelection: attempting to acquire leader lease %s/%s...\n", cfg_.lockNamespace.c_str(),
-               cfg_.lockName.c_str());
+  KLOG_INFO("attempting to acquire leader lease " + cfg_.lockNamespace + "/" + cfg_.lockName + "...");
   std::mt19937_64 rng(std::random_device{}());
   while (!stop.stop_requested()) {
     if (tryAcquireOrRenew()) break;
@@ -126,8 +125,7 @@ void LeaderElector::run(std::stop_token stop) {
     if (!clock_.sleepFor(jitter, stop)) return;
   }
   if (stop.stop_requested()) return;
-  std::fprintf(stderr, "I leaderelection: successfully acquired lease %s/%s\n", cfg_.lockNamespace.c_str(),
-               cfg_.lockName.c_str());
+  KLOG_INFO("successfully acquired lease " + cfg_.lockNamespace + "/" + cfg_.lockName);
   leader_ = true;
   status.set(1);
   std::stop_source leading;
@@ -147,8 +145,8 @@ void LeaderElector::run(std::stop_token stop) {
   leader_ = false;
   status.set(0);
   if (!stop.stop_requested())
-    std::fprintf(stderr, "I leaderelection: failed to renew lease %s/%s: timed out waiting for the condition\n",
-                 cfg_.lockNamespace.c_str(), cfg_.lockName.c_str());
+    KLOG_INFO("failed to renew lease " + cfg_.lockNamespace + "/" + cfg_.lockName +
+              ": timed out waiting for the condition");
   leading.request_stop();
   if (cfg_.onStoppedLeading) cfg_.onStoppedLeading();
   if (work.joinable()) work.detach();  // a lost leader exits the process; do not wait for controllers

@@ -1,0 +1,269 @@
+// Our kube-controller-manager binary against the real control plane: the seed's command line, /healthz and
+// /metrics, leader election between two instances, and bad input failing clearly.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "framework/framework.h"
+
+namespace kcm::e2e {
+namespace {
+
+std::string repoRoot() {
+  const char* r = std::getenv("KCM_REPO_ROOT");
+  return r ? r : ".";
+}
+std::string kcmBinary() { return repoRoot() + "/_output/bin/kube-controller-manager"; }
+
+int freePort() {
+  ExecResult r = exec({"python3", "-c", "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"});
+  return std::atoi(r.out.c_str());
+}
+
+// The command line of deploy/kube-controller-manager.yaml (the seed's), /etc/kubernetes mapped to the cluster.
+std::vector<std::string> seedFlags() {
+  std::ifstream f(repoRoot() + "/deploy/kube-controller-manager.yaml");
+  std::vector<std::string> out;
+  std::string line;
+  bool in = false;
+  while (std::getline(f, line)) {
+    if (line == "  - command:") {
+      in = true;
+      continue;
+    }
+    if (!in) continue;
+    if (line.rfind("    - ", 0) != 0) break;
+    std::string arg = line.substr(6);
+    if (arg == "kube-controller-manager") continue;
+    for (size_t p; (p = arg.find("/etc/kubernetes")) != std::string::npos;)
+      arg.replace(p, 15, Cluster::get().dir);
+    out.push_back(arg);
+  }
+  return out;
+}
+
+// A kube-controller-manager child process with its log in a file; killed (SIGKILL) when destroyed.
+class Kcm {
+ public:
+  Kcm(std::vector<std::string> args, const std::string& logName) {
+    log_ = Cluster::get().dir + "/logs/" + logName + ".log";
+    std::ofstream(log_, std::ios::trunc).flush();  // never read a previous run's log
+    pid_ = fork();
+    if (pid_ == 0) {
+      setsid();
+      FILE* lf = std::fopen(log_.c_str(), "a");
+      dup2(fileno(lf), 1);
+      dup2(fileno(lf), 2);
+      std::vector<char*> argv;
+      std::string bin = kcmBinary();
+      argv.push_back(bin.data());
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+  }
+  ~Kcm() { kill9(); }
+  void kill9() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      exited_ = true;
+    }
+  }
+  // Exit code if it exited within `timeout`, else -1.
+  int waitExit(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int st = 0;
+      if (waitpid(pid_, &st, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return -1;
+  }
+  std::string log() const {
+    std::ifstream f(log_);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string log_;
+};
+
+ExecResult curl(const std::vector<std::string>& extra, const std::string& url) {
+  std::vector<std::string> argv = {"curl", "-sk", "--max-time", "5", "-w", "\n%{http_code}"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(url);
+  return exec(argv);
+}
+
+std::string leaseHolder() {
+  ExecResult r = kubectl({"get", "lease", "-n", "kube-system", "kube-controller-manager", "-o",
+                          "jsonpath={.spec.holderIdentity}"});
+  return r.ok() ? r.out : "";
+}
+
+class Daemon : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // Leader-election tests share the kube-system Lease: clear it so each starts from no holder.
+    kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
+  }
+  void TearDown() override {
+    kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
+  }
+};
+
+TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
+  int port = freePort();
+  auto args = seedFlags();
+  args.push_back("--secure-port=" + std::to_string(port));
+  Kcm kcm(args, "kcm-seed");
+  std::string url = "https://127.0.0.1:" + std::to_string(port);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  ASSERT_TRUE(waitFor([&] { return leaseHolder().rfind(std::string(host) + "_", 0) == 0; }, 30s))
+      << "lease holder: " << leaseHolder() << "\n" << kcm.log();
+  ExecResult h = curl({}, url + "/healthz");
+  EXPECT_EQ(h.out, "ok\n200") << kcm.log();
+  ExecResult v = curl({}, url + "/healthz?verbose");
+  EXPECT_NE(v.out.find("[+]leaderElection ok"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("healthz check passed"), std::string::npos) << v.out;
+  // The seed's removed flags and gates were accepted with warnings.
+  std::string log = kcm.log();
+  EXPECT_NE(log.find("Flag --port has been deprecated"), std::string::npos) << log;
+  EXPECT_NE(log.find("Flag --experimental-cluster-signing-duration has been deprecated"), std::string::npos);
+  EXPECT_NE(log.find("Feature gate TTLAfterFinished was GA and removed"), std::string::npos);
+  EXPECT_NE(log.find("Feature gate EphemeralContainers was GA and removed"), std::string::npos);
+  EXPECT_NE(log.find("skipping controller (not implemented)"), std::string::npos);
+
+  // /metrics: anonymous is forbidden, the admin client certificate (system:masters) is allowed.
+  ExecResult anon = curl({}, url + "/metrics");
+  EXPECT_EQ(anon.out.substr(anon.out.size() - 3), "403") << anon.out;
+  const std::string d = Cluster::get().dir;
+  ExecResult admin = curl({"--cert", d + "/pki/admin.crt", "--key", d + "/pki/admin.key"}, url + "/metrics");
+  EXPECT_EQ(admin.out.substr(admin.out.size() - 3), "200") << admin.out.substr(0, 300);
+  EXPECT_NE(admin.out.find("leader_election_master_status{name=\"kube-controller-manager\"} 1"), std::string::npos);
+}
+
+TEST_F(Daemon, OneOfTwoLeadsAndTheOtherTakesOverAfterKill9) {
+  auto start = [&](const std::string& name) {
+    auto args = seedFlags();
+    args.push_back("--secure-port=" + std::to_string(freePort()));
+    return std::make_unique<Kcm>(args, name);
+  };
+  auto a = start("kcm-a");
+  auto b = start("kcm-b");
+  std::string first;
+  ASSERT_TRUE(waitFor([&] { return !(first = leaseHolder()).empty(); }, 30s));
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(leaseHolder(), first);  // exactly one leads, and keeps it
+  bool aLeads = a->log().find("successfully acquired lease") != std::string::npos;
+  bool bLeads = b->log().find("successfully acquired lease") != std::string::npos;
+  ASSERT_NE(aLeads, bLeads) << "a:\n" << a->log() << "\nb:\n" << b->log();
+  auto& leader = aLeads ? a : b;
+  auto& standby = aLeads ? b : a;
+  auto killed = std::chrono::steady_clock::now();
+  leader->kill9();
+  ASSERT_TRUE(waitFor([&] { return !leaseHolder().empty() && leaseHolder() != first; }, 30s)) << standby->log();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_LT(took, 17.0) << "standby took over after " << took << " s";
+  EXPECT_NE(standby->log().find("successfully acquired lease"), std::string::npos);
+}
+
+struct BadInput {
+  const char* name;
+  std::vector<std::string> args;
+  const char* message;
+};
+
+TEST_F(Daemon, BadInputFailsWithExitOneAndNamesTheCulprit) {
+  const std::string d = Cluster::get().dir;
+  std::string broken = d + "/broken.conf";
+  std::ofstream(broken) << "apiVersion: v1\nclusters: [\n";
+  const BadInput cases[] = {
+      {"unknown flag", {"--no-such-flag=1"}, "Error: unknown flag: --no-such-flag"},
+      {"positional argument", {"extra"}, "does not take any arguments, got [\"extra\"]"},
+      {"unknown controller", {"--controllers=*,foo"}, "\\\"foo\\\" is not in the list of known controllers"},
+      {"unknown feature gate", {"--feature-gates=NoSuchGate=true"}, "unrecognized feature gate: NoSuchGate"},
+      {"locked gate", {"--feature-gates=TTLAfterFinished=false"}, "feature is locked to true"},
+      {"malformed kubeconfig", {"--kubeconfig=" + broken}, broken.c_str()},
+      {"unreadable cert file",
+       {"--kubeconfig=" + d + "/admin.conf", "--tls-cert-file=/nonexistent.crt", "--tls-private-key-file=/nonexistent.key"},
+       "/nonexistent.crt"},
+      {"bad duration", {"--kubeconfig=" + d + "/admin.conf", "--min-resync-period=soon"}, "--min-resync-period"},
+  };
+  for (const auto& c : cases) {
+    ExecResult r = exec([&] {
+      std::vector<std::string> a = {kcmBinary()};
+      a.insert(a.end(), c.args.begin(), c.args.end());
+      return a;
+    }(), "", 30s);
+    EXPECT_EQ(r.exitCode, 1) << c.name << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.name << ": want [" << c.message << "] in\n"
+                                                        << r.err.substr(r.err.size() > 600 ? r.err.size() - 600 : 0);
+  }
+}
+
+TEST_F(Daemon, UnreachableApiserverFailsAfterAboutTenSeconds) {
+  int dead = freePort();
+  auto t0 = std::chrono::steady_clock::now();
+  ExecResult r = exec({kcmBinary(), "--master=https://127.0.0.1:" + std::to_string(dead), "--secure-port=0"}, "", 60s);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_NE(r.err.find("failed to wait for apiserver being healthy"), std::string::npos) << r.err;
+  EXPECT_GE(took, 8.0);
+  EXPECT_LE(took, 20.0);
+}
+
+TEST_F(Daemon, HelpMatchesUpstreamByteForByte) {
+  ExecResult ours = exec({kcmBinary(), "--help"});
+  ASSERT_EQ(ours.exitCode, 0);
+  ExecResult theirs = exec({std::string(std::getenv("CONTROL_PLANE_BIN")) + "/kube-controller-manager", "--help"});
+  EXPECT_EQ(ours.out, theirs.out);
+  EXPECT_NE(ours.out.find("\nGeneric flags:\n"), std::string::npos);
+  EXPECT_NE(ours.out.find("\nDeployment-controller flags:\n"), std::string::npos);
+  ExecResult v = exec({kcmBinary(), "--version"});
+  ExecResult uv = exec({std::string(std::getenv("CONTROL_PLANE_BIN")) + "/kube-controller-manager", "--version"});
+  EXPECT_EQ(v.out, uv.out);
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+// Last in this suite: it takes the apiserver away for a few seconds.
+TEST_F(Daemon, LeaderExitsOneWhenTheApiserverGoesAway) {
+  auto args = seedFlags();
+  args.push_back("--secure-port=0");
+  Kcm kcm(args, "kcm-apiserver-outage");
+  ASSERT_TRUE(waitFor([&] { return kcm.log().find("successfully acquired lease") != std::string::npos; }, 30s))
+      << kcm.log();
+  std::string clusterName = Cluster::get().dir.substr(Cluster::get().dir.rfind('/') + 1);
+  const std::string script = repoRoot() + "/hack/cluster.sh";
+  ASSERT_TRUE(exec({"bash", script, "stop", clusterName, "kube-apiserver"}, "", 60s).ok());
+  auto stopped = std::chrono::steady_clock::now();
+  int code = kcm.waitExit(20s);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  ExecResult restart = exec({"bash", script, "start", clusterName, "kube-apiserver"}, "", 240s);
+  ASSERT_TRUE(restart.ok()) << restart.err;
+  EXPECT_EQ(code, 1) << kcm.log();
+  EXPECT_LT(took, 12.0);
+  EXPECT_NE(kcm.log().find("leaderelection lost"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcm::e2e
