@@ -302,6 +302,16 @@ def main():
         for g in dv.get("x-kubernetes-group-version-kind", []):
             gvk_to_def[(g["group"], g["version"], g["kind"])] = dn
     resources = {}
+    # Create-only resources (TokenReview, SubjectAccessReview, ...): a POST on the collection, no GET by name.
+    for path, ops in spec["paths"].items():
+        post = ops.get("post", {})
+        gvk = post.get("x-kubernetes-group-version-kind")
+        if post.get("x-kubernetes-action") != "post" or not gvk or "{name}" in path:
+            continue
+        segs = path.strip("/").split("/")
+        dn = gvk_to_def.get((gvk["group"], gvk["version"], gvk["kind"]))
+        if dn and not any(x.startswith("{") for x in segs[-1:]):
+            resources.setdefault(dn, (segs[-1], "{namespace}" in segs, gvk["group"], gvk["version"], gvk["kind"]))
     for path, ops in spec["paths"].items():
         get = ops.get("get", {})
         gvk = get.get("x-kubernetes-group-version-kind")
@@ -312,7 +322,7 @@ def main():
         if "{name}" in segs[:-1]:
             continue  # a subresource
         dn = gvk_to_def.get((gvk["group"], gvk["version"], gvk["kind"]))
-        if dn and dn not in resources:
+        if dn:
             resources[dn] = (plural, "{namespace}" in segs, gvk["group"], gvk["version"], gvk["kind"])
     total_missing = []
     for prefix, (ns, stem, _) in GROUPS.items():

@@ -145,6 +145,34 @@ int run(const std::vector<std::string>& args) {
     sc.certDir = f.get("cert-dir");
     sc.clientCAFile = f.get("client-ca-file");
     sc.alwaysAllowPaths = f.getStrings("authorization-always-allow-paths");
+    // Delegated authentication and authorization, as upstream's DelegatingAuthenticationOptions /
+    // DelegatingAuthorizationOptions: TokenReview and SubjectAccessReview through these kubeconfigs.
+    for (auto [flag, target] : {std::pair{"authentication-kubeconfig", &sc.authnClient},
+                                std::pair{"authorization-kubeconfig", &sc.authzClient}}) {
+      if (f.get(flag).empty()) continue;
+      auto cfg = client::loadKubeconfig(f.get(flag));
+      if (!cfg.ok()) return commandFailed("--" + std::string(flag) + ": " + cfg.status().message());
+      cfg->qps = 200;
+      cfg->burst = 400;
+      cfg->userAgent = version::userAgent("kube-controller-manager", "delegated-auth");
+      auto c = client::RestClient::create(*cfg);
+      if (!c.ok()) return commandFailed("--" + std::string(flag) + ": " + c.status().message());
+      *target = *c;
+    }
+    if (auto ttl = f.getDuration("authentication-token-webhook-cache-ttl"); ttl.ok())
+      sc.authnCacheTTL = std::chrono::duration_cast<std::chrono::seconds>(*ttl);
+    if (auto ttl = f.getDuration("authorization-webhook-cache-authorized-ttl"); ttl.ok())
+      sc.authzCacheTTL = std::chrono::duration_cast<std::chrono::seconds>(*ttl);
+    {
+      std::string cz = "{\"componentconfig\":{\"apiVersion\":\"kubecontrollermanager.config.k8s.io/v1alpha1\","
+                       "\"kind\":\"KubeControllerManagerConfiguration\",\"flags\":{";
+      bool first = true;
+      for (const auto& [k, v] : f.dump()) {
+        cz += (first ? "" : ",") + quote(k) + ":" + quote(v);
+        first = false;
+      }
+      sc.configz = cz + "}}}";
+    }
     auto s = healthz::SecureServer::create(sc);
     if (!s.ok()) return commandFailed(s.status().message());
     server = std::move(s).value();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/metrics.h"
 #include "base/subprocess.h"
 #include "version/version.h"
 
@@ -320,6 +321,19 @@ std::string transportError(httplib::Error e, const std::string& method, const st
   return method + " " + url + ": " + what;
 }
 
+// client-go's rest_client_requests_total and rest_client_request_duration_seconds.
+void observeRequest(const std::string& host, const std::string& method, int code, double seconds) {
+  auto& reg = metrics::Registry::global();
+  reg.counter("rest_client_requests_total",
+              "Number of HTTP requests, partitioned by status code, method, and host.",
+              {{"code", code > 0 ? std::to_string(code) : "<error>"}, {"host", host}, {"method", method}})
+      .inc();
+  static const std::vector<double> buckets = {0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0};
+  reg.histogram("rest_client_request_duration_seconds", "Request latency in seconds. Broken down by verb, and host.",
+                buckets, {{"host", host}, {"verb", method}})
+      .observe(seconds);
+}
+
 }  // namespace
 
 Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
@@ -335,10 +349,13 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
     httplib::Error err = httplib::Error::Success;
     ++requests_;
     bool ok;
+    auto started = clock_.now();
     {
       std::stop_callback cb(stop, [&] { conn->stop(); });
       ok = conn->send(hr, res, err);
     }
+    observeRequest(host_ + ":" + std::to_string(port_), req.method, ok ? res.status : 0,
+                   std::chrono::duration<double>(clock_.now() - started).count());
     if (!ok) {
       if (stop.stop_requested()) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
       return Status(err == httplib::Error::Read ? StatusCode::kTimeout : StatusCode::kUnavailable,

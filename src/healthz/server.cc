@@ -6,11 +6,16 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "runtime/metrics.h"
+#include "base/metrics.h"
+#include "base/process_metrics.h"
+#include "api/gen/authentication_v1_codec.h"
+#include "api/gen/authorization_v1_codec.h"
+#include "client/typed_client.h"
 
 namespace kcm::healthz {
 namespace {
@@ -61,16 +66,6 @@ Result<Pem> selfSigned() {
   }
   X509_sign(p.cert, p.key, EVP_sha256());
   return p;
-}
-
-bool inGroup(X509* cert, const std::string& group) {
-  X509_NAME* n = X509_get_subject_name(cert);
-  for (int i = -1; (i = X509_NAME_get_index_by_NID(n, NID_organizationName, i)) >= 0;) {
-    ASN1_STRING* d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, i));
-    if (std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(d)), ASN1_STRING_length(d)) == group)
-      return true;
-  }
-  return false;
 }
 
 std::string commonName(X509* cert) {
@@ -153,22 +148,34 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
     for (const auto& p : srv->cfg_.alwaysAllowPaths)
       if (req.path == p || (p.size() > 1 && p.back() == '*' && req.path.rfind(p.substr(0, p.size() - 1), 0) == 0))
         return true;
-    std::string user = "system:anonymous";
+    // Authentication: a verified client certificate, else a bearer token (TokenReview), else anonymous.
+    UserInfo user;
+    bool certUser = false;
     if (req.ssl) {
       if (X509* peer = SSL_get_peer_certificate(req.ssl)) {
-        bool verified = SSL_get_verify_result(req.ssl) == X509_V_OK && !srv->cfg_.clientCAFile.empty();
-        if (verified) {
-          user = commonName(peer);
-          if (inGroup(peer, "system:masters")) {
-            X509_free(peer);
-            return true;
+        if (SSL_get_verify_result(req.ssl) == X509_V_OK && !srv->cfg_.clientCAFile.empty()) {
+          user.name = commonName(peer);
+          user.groups.clear();
+          X509_NAME* n = X509_get_subject_name(peer);
+          for (int i = -1; (i = X509_NAME_get_index_by_NID(n, NID_organizationName, i)) >= 0;) {
+            ASN1_STRING* d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, i));
+            user.groups.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(d)), ASN1_STRING_length(d));
           }
+          user.groups.push_back("system:authenticated");
+          certUser = true;
         }
         X509_free(peer);
       }
     }
+    std::string authz = req.get_header_value("Authorization");
+    if (!certUser && authz.rfind("Bearer ", 0) == 0) user = srv->authenticateToken(authz.substr(7));
+    if (std::find(user.groups.begin(), user.groups.end(), "system:masters") != user.groups.end()) return true;
+    std::string reason;
+    if (srv->authorizeRemote(user, req.path, reason)) return true;
     res.status = 403;
-    res.set_content("forbidden: User \"" + user + "\" cannot get path \"" + req.path + "\"", "text/plain");
+    res.set_content("forbidden: User \"" + user.name + "\" cannot get path \"" + req.path + "\"" +
+                        (reason.empty() ? "" : ": " + reason),
+                    "text/plain");
     return false;
   };
   auto health = [srv = s.get()](const httplib::Request& req, httplib::Response& res, const std::string& only) {
@@ -190,14 +197,76 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
   s->server_->Get("/readyz", [health, authorize](const httplib::Request& req, httplib::Response& res) {
     if (authorize(req, res)) health(req, res, "");
   });
+  s->server_->Get("/configz", [authorize, srv = s.get()](const httplib::Request& req, httplib::Response& res) {
+    if (authorize(req, res)) res.set_content(srv->cfg_.configz, "application/json");
+  });
   s->server_->Get("/metrics", [authorize](const httplib::Request& req, httplib::Response& res) {
-    if (authorize(req, res))
+    if (authorize(req, res)) {
+      metrics::updateProcessMetrics();
       res.set_content(metrics::Registry::global().render(), "text/plain; version=0.0.4; charset=utf-8");
+    }
   });
   return s;
 }
 
 SecureServer::~SecureServer() { stop(); }
+
+UserInfo SecureServer::authenticateToken(const std::string& token) {
+  UserInfo anonymous;
+  if (!cfg_.authnClient) return anonymous;
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard l(cacheMu_);
+    auto it = authnCache_.find(token);
+    if (it != authnCache_.end() && now - it->second.at < cfg_.authnCacheTTL)
+      return it->second.ok ? it->second.user : anonymous;
+  }
+  api::authentication::v1::TokenReview tr;
+  tr.apiVersion = "authentication.k8s.io/v1";
+  tr.kind = "TokenReview";
+  tr.spec.token = token;
+  auto r = client::create(*cfg_.authnClient, "", tr);
+  Cached c{now, anonymous, false};
+  if (r.ok() && r->status.authenticated) {
+    c.ok = true;
+    c.user.name = r->status.user.username;
+    c.user.uid = r->status.user.uid;
+    c.user.groups = r->status.user.groups;
+  }
+  std::lock_guard l(cacheMu_);
+  authnCache_[token] = c;
+  return c.ok ? c.user : anonymous;
+}
+
+bool SecureServer::authorizeRemote(const UserInfo& user, const std::string& path, std::string& reason) {
+  if (!cfg_.authzClient) {
+    reason = "no --authorization-kubeconfig: only --authorization-always-allow-paths and system:masters are allowed";
+    return false;
+  }
+  std::string key = user.name + "\x1f" + path;
+  for (const auto& g : user.groups) key += "\x1f" + g;
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard l(cacheMu_);
+    auto it = authzCache_.find(key);
+    if (it != authzCache_.end() && now - it->second.at < cfg_.authzCacheTTL) return it->second.ok;
+  }
+  api::authorization::v1::SubjectAccessReview sar;
+  sar.apiVersion = "authorization.k8s.io/v1";
+  sar.kind = "SubjectAccessReview";
+  sar.spec.user = user.name;
+  sar.spec.uid = user.uid;
+  sar.spec.groups = user.groups;
+  auto& nr = sar.spec.nonResourceAttributes.emplace();
+  nr.path = path;
+  nr.verb = "get";
+  auto r = client::create(*cfg_.authzClient, "", sar);
+  bool ok = r.ok() && r->status.allowed;
+  if (r.ok()) reason = r->status.reason;
+  std::lock_guard l(cacheMu_);
+  authzCache_[key] = Cached{now, user, ok};
+  return ok;
+}
 
 void SecureServer::addHealthCheck(const std::string& name, Check check) {
   std::lock_guard l(mu_);

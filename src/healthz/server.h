@@ -9,6 +9,7 @@
 // Authentication: client certificates verified against --client-ca-file (user = CN, groups = O). Authorization:
 // --authorization-always-allow-paths, and group system:masters; everything else is 403 (delegated
 // SubjectAccessReview is not implemented yet, and says so in its 403 reason).
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,10 @@
 #include <vector>
 
 #include "base/status.h"
+
+namespace kcm::client {
+class RestClient;
+}
 
 namespace httplib {
 class SSLServer;
@@ -32,6 +37,18 @@ struct ServingConfig {
   std::string certDir;            // where a self-signed pair is written (kube-controller-manager.{crt,key})
   std::string clientCAFile;
   std::vector<std::string> alwaysAllowPaths = {"/healthz", "/readyz", "/livez"};
+  // Delegated authentication (TokenReview) and authorization (SubjectAccessReview), from
+  // --authentication-kubeconfig / --authorization-kubeconfig; null = not configured.
+  std::shared_ptr<client::RestClient> authnClient, authzClient;
+  std::chrono::seconds authnCacheTTL{10}, authzCacheTTL{10};
+  // Served at /configz (the effective configuration as JSON).
+  std::string configz = "{}";
+};
+
+struct UserInfo {
+  std::string name = "system:anonymous";
+  std::string uid;
+  std::vector<std::string> groups = {"system:unauthenticated"};
 };
 
 using Check = std::function<Status()>;
@@ -49,6 +66,8 @@ class SecureServer {
  private:
   SecureServer() = default;
   std::string healthz(const std::string& only, bool verbose, const std::string& exclude, int& code);
+  UserInfo authenticateToken(const std::string& token);
+  bool authorizeRemote(const UserInfo& user, const std::string& path, std::string& reason);
 
   ServingConfig cfg_;
   std::unique_ptr<httplib::SSLServer> server_;
@@ -56,6 +75,13 @@ class SecureServer {
   int port_ = 0;
   std::mutex mu_;
   std::vector<std::pair<std::string, Check>> checks_;
+  struct Cached {
+    std::chrono::steady_clock::time_point at;
+    UserInfo user;
+    bool ok = false;
+  };
+  std::mutex cacheMu_;
+  std::map<std::string, Cached> authnCache_, authzCache_;
 };
 
 }  // namespace kcm::healthz

@@ -9,7 +9,7 @@
 #include "api/gen/coordination_v1_codec.h"
 #include "base/log.h"
 #include "client/typed_client.h"
-#include "runtime/metrics.h"
+#include "base/metrics.h"
 
 namespace kcm::leaderelection {
 

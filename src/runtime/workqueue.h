@@ -23,7 +23,7 @@
 
 #include "base/clock.h"
 #include "client/rate_limiter.h"
-#include "runtime/metrics.h"
+#include "base/metrics.h"
 
 namespace kcm::runtime {
 

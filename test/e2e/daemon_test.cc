@@ -155,6 +155,32 @@ TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
   ExecResult admin = curl({"--cert", d + "/pki/admin.crt", "--key", d + "/pki/admin.key"}, url + "/metrics");
   EXPECT_EQ(admin.out.substr(admin.out.size() - 3), "200") << admin.out.substr(0, 300);
   EXPECT_NE(admin.out.find("leader_election_master_status{name=\"kube-controller-manager\"} 1"), std::string::npos);
+  EXPECT_NE(admin.out.find("rest_client_requests_total{code=\"200\""), std::string::npos);
+  EXPECT_NE(admin.out.find("rest_client_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(admin.out.find("process_resident_memory_bytes"), std::string::npos);
+  ExecResult configz = curl({"--cert", d + "/pki/admin.crt", "--key", d + "/pki/admin.key"}, url + "/configz");
+  EXPECT_NE(configz.out.find("\"leader-elect\":\"true\""), std::string::npos) << configz.out.substr(0, 200);
+
+  // Bearer tokens: TokenReview authenticates, SubjectAccessReview authorizes (through the seed's
+  // --authentication-kubeconfig/--authorization-kubeconfig).
+  const std::string ns = "kcm-e2e-metrics-reader";
+  kubectl({"create", "namespace", ns});
+  kubectl({"create", "serviceaccount", "reader", "-n", ns});
+  kubectl({"create", "serviceaccount", "nobody", "-n", ns});
+  kubectl({"create", "clusterrole", "kcm-e2e-metrics", "--verb=get", "--non-resource-url=/metrics"});
+  kubectl({"create", "clusterrolebinding", "kcm-e2e-metrics", "--clusterrole=kcm-e2e-metrics",
+           "--serviceaccount=" + ns + ":reader"});
+  ExecResult readerToken = kubectl({"create", "token", "reader", "-n", ns});
+  ExecResult nobodyToken = kubectl({"create", "token", "nobody", "-n", ns});
+  ASSERT_TRUE(readerToken.ok() && nobodyToken.ok()) << readerToken.err << nobodyToken.err;
+  ExecResult withRole = curl({"-H", "Authorization: Bearer " + readerToken.out}, url + "/metrics");
+  EXPECT_EQ(withRole.out.substr(withRole.out.size() - 3), "200") << withRole.out.substr(0, 300);
+  ExecResult noRole = curl({"-H", "Authorization: Bearer " + nobodyToken.out}, url + "/metrics");
+  EXPECT_EQ(noRole.out.substr(noRole.out.size() - 3), "403") << noRole.out;
+  EXPECT_NE(noRole.out.find("system:serviceaccount:" + ns + ":nobody"), std::string::npos) << noRole.out;
+  kubectl({"delete", "clusterrolebinding", "kcm-e2e-metrics"});
+  kubectl({"delete", "clusterrole", "kcm-e2e-metrics"});
+  kubectl({"delete", "namespace", ns, "--wait=false"});
 }
 
 TEST_F(Daemon, OneOfTwoLeadsAndTheOtherTakesOverAfterKill9) {

@@ -100,3 +100,25 @@ struct TokenReview {
 };
 
 }  // namespace kcm::api::authentication::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::authentication::v1::SelfSubjectReview> {
+  static constexpr const char* kGroup = "authentication.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "selfsubjectreviews";
+  static constexpr const char* kKind = "SelfSubjectReview";
+  static constexpr bool kNamespaced = false;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::authentication::v1::TokenReview> {
+  static constexpr const char* kGroup = "authentication.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "tokenreviews";
+  static constexpr const char* kKind = "TokenReview";
+  static constexpr bool kNamespaced = false;
+};
+
+}  // namespace kcm::api

@@ -148,3 +148,43 @@ struct SubjectAccessReview {
 };
 
 }  // namespace kcm::api::authorization::v1
+
+namespace kcm::api {
+
+template <>
+struct ResourceTraits<::kcm::api::authorization::v1::LocalSubjectAccessReview> {
+  static constexpr const char* kGroup = "authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "localsubjectaccessreviews";
+  static constexpr const char* kKind = "LocalSubjectAccessReview";
+  static constexpr bool kNamespaced = true;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::authorization::v1::SelfSubjectAccessReview> {
+  static constexpr const char* kGroup = "authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "selfsubjectaccessreviews";
+  static constexpr const char* kKind = "SelfSubjectAccessReview";
+  static constexpr bool kNamespaced = false;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::authorization::v1::SelfSubjectRulesReview> {
+  static constexpr const char* kGroup = "authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "selfsubjectrulesreviews";
+  static constexpr const char* kKind = "SelfSubjectRulesReview";
+  static constexpr bool kNamespaced = false;
+};
+
+template <>
+struct ResourceTraits<::kcm::api::authorization::v1::SubjectAccessReview> {
+  static constexpr const char* kGroup = "authorization.k8s.io";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "subjectaccessreviews";
+  static constexpr const char* kKind = "SubjectAccessReview";
+  static constexpr bool kNamespaced = false;
+};
+
+}  // namespace kcm::api

@@ -2221,6 +2221,15 @@ struct WeightedPodAffinityTerm {
 namespace kcm::api {
 
 template <>
+struct ResourceTraits<::kcm::api::core::v1::Binding> {
+  static constexpr const char* kGroup = "";
+  static constexpr const char* kVersion = "v1";
+  static constexpr const char* kResource = "bindings";
+  static constexpr const char* kKind = "Binding";
+  static constexpr bool kNamespaced = true;
+};
+
+template <>
 struct ResourceTraits<::kcm::api::core::v1::ComponentStatus> {
   static constexpr const char* kGroup = "";
   static constexpr const char* kVersion = "v1";

@@ -15,6 +15,8 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 class Counter {
  public:
   void inc(double v = 1);
+  // For totals kept elsewhere (process CPU seconds read from /proc).
+  void set(double v) { v_.store(v); }
   double value() const { return v_.load(); }
 
  private:

@@ -1,4 +1,4 @@
-#include "runtime/metrics.h"
+#include "base/metrics.h"
 
 #include <cmath>
 #include <cstdio>
