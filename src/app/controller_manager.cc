@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "client/rest_client.h"
+#include "controllers/context.h"
 #include "controllers/registry.h"
 #include "healthz/server.h"
 #include "informers/factory.h"
@@ -187,11 +188,30 @@ int run(const std::vector<std::string>& args) {
 
   const std::vector<std::string> controllerList = controllers::canonicalizeControllers(f.getStrings("controllers"));
   auto startControllers = [&](std::stop_token stop) {
-    auto minResync = f.getDuration("min-resync-period");
-    informers::SharedInformerFactory factory(*rootClient, informers::resyncPeriod(*minResync));
+    // CreateControllerContext.
+    controllers::ControllerContext ctx;
+    ctx.flags = &f;
+    ctx.featureGates = &gates;
+    ctx.rootClient = *rootClient;
+    ctx.stop = stop;
+    if (f.getBool("use-service-account-credentials"))
+      ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(*restCfg, *rootClient);
+    else
+      ctx.clientBuilder = std::make_unique<controllers::SimpleClientBuilder>(*restCfg);
+    ctx.informerFactory = std::make_unique<informers::SharedInformerFactory>(
+        *rootClient, informers::resyncPeriod(*f.getDuration("min-resync-period")));
+    ctx.discovery = std::make_shared<client::DiscoveryClient>(*rootClient);
+    if (auto res = ctx.discovery->serverPreferredResources(); !res.ok())
+      KLOG_ERROR("\"unable to get all supported resources from server\" err=" + quote(res.status().message()));
+    // The discovery REST mapper is reset every 30 s so resources that appear later (CRDs) are found.
+    std::jthread mapperReset([d = ctx.discovery](std::stop_token st) {
+      while (RealClock::get().sleepFor(std::chrono::seconds(30), st)) d->invalidate();
+    });
+    std::stop_callback stopReset(stop, [&] { mapperReset.request_stop(); });
+
     auto interval = *f.getDuration("controller-start-interval");
     std::mt19937_64 rng(std::random_device{}());
-    // serviceaccount-token first (upstream starts it before the others, with the root client).
+    // StartControllers: serviceaccount-token first (it must issue tokens before other controllers need them).
     std::vector<const controllers::ControllerDescriptor*> order;
     for (const auto& d : controllers::controllerDescriptors())
       if (d.requiresSpecialHandling) order.insert(order.begin(), &d);
@@ -215,15 +235,23 @@ int run(const std::vector<std::string>& args) {
         KLOG_INFO("\"skipping controller (not implemented)\" controller=" + quote(d->name));
         continue;
       }
-      KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
-      // (No controller is implemented yet; init functions join the registry with their slices.)
       if (interval.count() > 0) {
         std::uniform_real_distribution<double> jitter(1.0, 2.0);
         std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(interval * jitter(rng)));
       }
+      KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
+      Status st = d->init(ctx);
+      if (!st.ok()) {
+        KLOG_ERROR("\"Error starting controller\" controller=" + quote(d->name) + " err=" + quote(st.message()));
+        continue;
+      }
+      if (server) server->addHealthCheck(d->name, [] { return Status::Ok(); });
+      KLOG_INFO("\"Started controller\" controller=" + quote(d->name));
     }
-    factory.start(stop);
+    ctx.informerFactory->start(stop);
+    ctx.informersStarted = true;
     while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ctx.informerFactory->shutdown();
   };
 
   if (!f.getBool("leader-elect")) {

@@ -223,6 +223,26 @@ void RestClient::release(std::unique_ptr<httplib::ClientImpl> c) {
 uint64_t RestClient::requestCount() const { return requests_.load(); }
 
 std::string RestClient::authorization() {
+  if (config_.tokenSource) {
+    // Refresh outside the lock (it is an API call); concurrent refreshes are harmless.
+    bool refresh;
+    {
+      std::lock_guard l(mu_);
+      refresh = token_.empty() || clock_.now() >= tokenRefreshAt_;
+    }
+    if (refresh) {
+      auto t = config_.tokenSource();
+      std::lock_guard l(mu_);
+      if (t.ok()) {
+        token_ = t->first;
+        tokenRefreshAt_ = clock_.now() + t->second;
+      } else {
+        std::fprintf(stderr, "failed to refresh the client token: %s\n", t.status().toString().c_str());
+      }
+    }
+    std::lock_guard l(mu_);
+    return token_.empty() ? "" : "Bearer " + token_;
+  }
   std::lock_guard l(mu_);
   auto now = clock_.now();
   if (!config_.bearerTokenFile.empty() && (token_.empty() || now - tokenReadAt_ > std::chrono::minutes(1))) {

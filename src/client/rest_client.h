@@ -92,6 +92,7 @@ class RestClient {
   std::vector<std::unique_ptr<httplib::ClientImpl>> idle_;
   std::string token_;  // current bearer token (file or exec plugin)
   Clock::TimePoint tokenReadAt_{};
+  Clock::TimePoint tokenRefreshAt_{};
   std::atomic<uint64_t> requests_{0};
 };
 

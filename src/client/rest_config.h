@@ -2,6 +2,8 @@
 // RestConfig: how to reach and authenticate to the apiserver (client-go's rest.Config, the parts kcm uses).
 // Built from a kubeconfig file, a --master override, or the in-cluster service-account environment.
 // Plain value; copy freely.
+#include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +32,9 @@ struct RestConfig {
   bool insecure = false;        // insecure-skip-tls-verify
   std::string tlsServerName;    // overrides the name the server certificate is verified against
   std::optional<ExecConfig> exec;
+  // A bearer token provider (per-controller service-account tokens): called when the current token is older
+  // than its refresh time; returns the token and how long until it should be refreshed.
+  std::function<Result<std::pair<std::string, std::chrono::seconds>>()> tokenSource;
   float qps = 20;  // kcm defaults (--kube-api-qps/--kube-api-burst)
   int burst = 30;
   std::string userAgent;

@@ -8,6 +8,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/gen/authentication_v1_codec.h"
+#include "api/gen/core_v1_codec.h"
+#include "client/typed_client.h"
+#include "controllers/client_builder.h"
 #include "framework/framework.h"
 
 namespace kcm::e2e {
@@ -163,24 +167,25 @@ TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
 
   // Bearer tokens: TokenReview authenticates, SubjectAccessReview authorizes (through the seed's
   // --authentication-kubeconfig/--authorization-kubeconfig).
-  const std::string ns = "kcm-e2e-metrics-reader";
-  kubectl({"create", "namespace", ns});
-  kubectl({"create", "serviceaccount", "reader", "-n", ns});
-  kubectl({"create", "serviceaccount", "nobody", "-n", ns});
+  // Namespaces cannot be deleted before the namespace controller exists: use kube-system, unique names.
+  const std::string ns = "kube-system", sfx = std::to_string(getpid());
+  const std::string reader = "e2e-reader-" + sfx, nobody = "e2e-nobody-" + sfx;
+  kubectl({"create", "serviceaccount", reader, "-n", ns});
+  kubectl({"create", "serviceaccount", nobody, "-n", ns});
   kubectl({"create", "clusterrole", "kcm-e2e-metrics", "--verb=get", "--non-resource-url=/metrics"});
   kubectl({"create", "clusterrolebinding", "kcm-e2e-metrics", "--clusterrole=kcm-e2e-metrics",
-           "--serviceaccount=" + ns + ":reader"});
-  ExecResult readerToken = kubectl({"create", "token", "reader", "-n", ns});
-  ExecResult nobodyToken = kubectl({"create", "token", "nobody", "-n", ns});
+           "--serviceaccount=" + ns + ":" + reader});
+  ExecResult readerToken = kubectl({"create", "token", reader, "-n", ns});
+  ExecResult nobodyToken = kubectl({"create", "token", nobody, "-n", ns});
   ASSERT_TRUE(readerToken.ok() && nobodyToken.ok()) << readerToken.err << nobodyToken.err;
   ExecResult withRole = curl({"-H", "Authorization: Bearer " + readerToken.out}, url + "/metrics");
   EXPECT_EQ(withRole.out.substr(withRole.out.size() - 3), "200") << withRole.out.substr(0, 300);
   ExecResult noRole = curl({"-H", "Authorization: Bearer " + nobodyToken.out}, url + "/metrics");
   EXPECT_EQ(noRole.out.substr(noRole.out.size() - 3), "403") << noRole.out;
-  EXPECT_NE(noRole.out.find("system:serviceaccount:" + ns + ":nobody"), std::string::npos) << noRole.out;
+  EXPECT_NE(noRole.out.find("system:serviceaccount:" + ns + ":" + nobody), std::string::npos) << noRole.out;
   kubectl({"delete", "clusterrolebinding", "kcm-e2e-metrics"});
   kubectl({"delete", "clusterrole", "kcm-e2e-metrics"});
-  kubectl({"delete", "namespace", ns, "--wait=false"});
+  kubectl({"delete", "serviceaccount", "-n", ns, reader, nobody});
 }
 
 TEST_F(Daemon, OneOfTwoLeadsAndTheOtherTakesOverAfterKill9) {
@@ -290,6 +295,40 @@ TEST_F(Daemon, LeaderExitsOneWhenTheApiserverGoesAway) {
   EXPECT_EQ(code, 1) << kcm.log();
   EXPECT_LT(took, 12.0);
   EXPECT_NE(kcm.log().find("leaderelection lost"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST(ClientBuilder, ServiceAccountCredentialsActAsTheControllersServiceAccount) {
+  auto cfg = client::loadKubeconfig(Cluster::get().kubeconfig);
+  ASSERT_TRUE(cfg.ok());
+  auto root = client::RestClient::create(*cfg);
+  ASSERT_TRUE(root.ok());
+  kubectl({"delete", "serviceaccount", "-n", "kube-system", "e2e-probe-controller", "--ignore-not-found"});
+  controllers::ServiceAccountClientBuilder builder(*cfg, *root);
+  auto c = builder.client("e2e-probe-controller");
+  ASSERT_TRUE(c.ok()) << c.status().toString();
+  // The ServiceAccount was created, and requests carry its token.
+  EXPECT_TRUE(kubectl({"get", "serviceaccount", "-n", "kube-system", "e2e-probe-controller"}).ok());
+  api::authentication::v1::SelfSubjectReview ssr;
+  ssr.apiVersion = "authentication.k8s.io/v1";
+  ssr.kind = "SelfSubjectReview";
+  auto who = client::create(**c, "", ssr);
+  ASSERT_TRUE(who.ok()) << who.status().toString();
+  EXPECT_EQ(who->status.userInfo.username, "system:serviceaccount:kube-system:e2e-probe-controller");
+  EXPECT_NE((*c)->config().userAgent.find("/e2e-probe-controller"), std::string::npos);
+  // Without RBAC the service account cannot list pods cluster-wide: its own identity is in force.
+  auto pods = client::listPage<api::core::v1::Pod>(**c, "", {});
+  EXPECT_EQ(pods.status().code(), StatusCode::kForbidden) << pods.status().toString();
+  controllers::SimpleClientBuilder simple(*cfg);
+  auto sc = simple.client("deployment-controller");
+  ASSERT_TRUE(sc.ok());
+  EXPECT_TRUE(client::listPage<api::core::v1::Pod>(**sc, "", {}).ok());
+  kubectl({"delete", "serviceaccount", "-n", "kube-system", "e2e-probe-controller"});
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+#pragma once
+// ControllerContext (upstream's CreateControllerContext): what every controller's init function receives —
+// the options, feature gates, the shared and metadata informer factories, a client builder (root or
+// per-controller service-account credentials), discovery with a REST mapper reset every 30 s, and the stop token.
+// Informers registered during init start after all controllers were started (InformersStarted).
+#include <atomic>
+#include <memory>
+#include <stop_token>
+
+#include "client/discovery.h"
+#include "controllers/client_builder.h"
+#include "informers/factory.h"
+#include "options/feature_gates.h"
+#include "options/options.h"
+
+namespace kcm::controllers {
+
+struct ControllerContext {
+  const options::FlagValues* flags = nullptr;
+  const options::FeatureGates* featureGates = nullptr;
+  std::shared_ptr<client::RestClient> rootClient;
+  std::unique_ptr<ClientBuilder> clientBuilder;
+  std::unique_ptr<informers::SharedInformerFactory> informerFactory;
+  std::shared_ptr<client::DiscoveryClient> discovery;
+  std::stop_token stop;
+  std::atomic<bool> informersStarted{false};
+};
+
+}  // namespace kcm::controllers
