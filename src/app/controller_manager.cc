@@ -94,6 +94,12 @@ int run(const std::vector<std::string>& args) {
   }
   const options::FlagValues& f = cl.flags;
   if (auto v = f.getInt("v"); v.ok()) log::setVerbosity(static_cast<int>(*v));
+  log::setVModule(f.get("vmodule"));
+  if (const std::string fmt = f.get("logging-format"); fmt == "json") {
+    log::setJsonFormat(true);
+  } else if (fmt != "text") {
+    return commandFailed("logging.format: Unsupported value: \"" + fmt + "\": supported values: \"json\", \"text\"");
+  }
 
   // Feature gates.
   options::FeatureGates gates;

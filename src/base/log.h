@@ -8,6 +8,12 @@ namespace kcm::log {
 
 void setVerbosity(int v);
 int verbosity();
+// --logging-format=json: one JSON object per line ({"ts","caller","msg","v"} like component-base's JSON logger).
+void setJsonFormat(bool json);
+// --vmodule=pattern=N,...: per-file verbosity (file base name without extension, glob '*' allowed).
+void setVModule(const std::string& spec);
+// The verbosity in force for a source file (vmodule match, else -v).
+int verbosityFor(const char* file);
 void write(char severity, const char* file, int line, const std::string& msg);
 
 }  // namespace kcm::log
@@ -16,7 +22,7 @@ void write(char severity, const char* file, int line, const std::string& msg);
 #define KLOG_INFO(msg) KLOG('I', msg)
 #define KLOG_WARNING(msg) KLOG('W', msg)
 #define KLOG_ERROR(msg) KLOG('E', msg)
-#define KLOG_V(n, msg)                                   \
-  do {                                                   \
-    if ((n) <= ::kcm::log::verbosity()) KLOG('I', msg);  \
+#define KLOG_V(n, msg)                                            \
+  do {                                                            \
+    if ((n) <= ::kcm::log::verbosityFor(__FILE__)) KLOG('I', msg); \
   } while (0)

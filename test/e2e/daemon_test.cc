@@ -235,6 +235,8 @@ TEST_F(Daemon, BadInputFailsWithExitOneAndNamesTheCulprit) {
        {"--kubeconfig=" + d + "/admin.conf", "--tls-cert-file=/nonexistent.crt", "--tls-private-key-file=/nonexistent.key"},
        "/nonexistent.crt"},
       {"bad duration", {"--kubeconfig=" + d + "/admin.conf", "--min-resync-period=soon"}, "--min-resync-period"},
+      {"bad logging format", {"--logging-format=xml"}, "Unsupported value: \\\"xml\\\""},
+      {"bad bool", {"--leader-elect=maybe"}, "invalid argument \"maybe\" for \"--leader-elect\" flag"},
   };
   for (const auto& c : cases) {
     ExecResult r = exec([&] {
