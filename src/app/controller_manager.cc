@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "client/rest_client.h"
 #include "controllers/context.h"
+#include "controllers/register.h"
 #include "controllers/registry.h"
 #include "healthz/server.h"
 #include "informers/factory.h"
@@ -66,6 +67,7 @@ Status waitForAPIServer(client::RestClient& c, std::chrono::seconds timeout) {
 }  // namespace
 
 int run(const std::vector<std::string>& args) {
+  controllers::registerControllerInitFuncs();
   auto parsed = options::parseCommandLine(args);
   if (!parsed.ok()) {
     const std::string& msg = parsed.status().message();

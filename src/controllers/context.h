@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <stop_token>
+#include <vector>
 
 #include "client/discovery.h"
 #include "controllers/client_builder.h"
@@ -24,6 +25,8 @@ struct ControllerContext {
   std::shared_ptr<client::DiscoveryClient> discovery;
   std::stop_token stop;
   std::atomic<bool> informersStarted{false};
+  // Started controllers: kept alive (and their worker threads joined) for as long as the context lives.
+  std::vector<std::shared_ptr<void>> running;
 };
 
 }  // namespace kcm::controllers

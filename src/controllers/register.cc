@@ -1,0 +1,60 @@
+// Init functions of the controllers implemented so far, attached to the descriptor table.
+#include <fstream>
+#include <sstream>
+
+#include "api/gen/core_v1_codec.h"
+#include "controllers/context.h"
+#include "controllers/register.h"
+#include "controllers/registry.h"
+#include "controllers/rootcacertpublisher/publisher.h"
+#include "controllers/serviceaccount/serviceaccounts_controller.h"
+
+namespace kcm::controllers {
+namespace {
+
+void setInit(const std::string& name, InitFunc f) {
+  for (auto& d : mutableControllerDescriptors())
+    if (d.name == name) d.init = std::move(f);
+}
+
+Status startServiceAccountController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("service-account-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<ServiceAccountsController>(
+      *c, ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
+      ctx.informerFactory->forType<api::core::v1::Namespace>());
+  auto workers = ctx.flags->getInt("concurrent-serviceaccount-syncs");
+  ctrl->run(workers.ok() ? static_cast<int>(*workers) : 1, ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
+Status startRootCACertPublisher(ControllerContext& ctx) {
+  std::string rootCA;
+  if (std::string file = ctx.flags->get("root-ca-file"); !file.empty()) {
+    std::ifstream f(file);
+    if (!f) return Status(StatusCode::kInvalidArgument, "error reading root-ca-file at " + file);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    rootCA = ss.str();
+  } else {
+    rootCA = ctx.rootClient->config().caData;  // the kubeconfig's CA, as upstream falls back to
+  }
+  auto c = ctx.clientBuilder->client("root-ca-cert-publisher");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<RootCACertPublisher>(*c, rootCA,
+                                                    ctx.informerFactory->forType<api::core::v1::ConfigMap>(),
+                                                    ctx.informerFactory->forType<api::core::v1::Namespace>());
+  ctrl->run(1, ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void registerControllerInitFuncs() {
+  setInit("serviceaccount-controller", startServiceAccountController);
+  setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
+}
+
+}  // namespace kcm::controllers

@@ -1,0 +1,73 @@
+// The first controllers of the basics slice, run by our kube-controller-manager with the seed's command line:
+// serviceaccount (SA `default` in every namespace) and root-ca-certificate-publisher (`kube-root-ca.crt`).
+#include <fstream>
+#include <sstream>
+
+#include "framework/framework.h"
+#include "framework/kcm_process.h"
+
+namespace kcm::e2e {
+namespace {
+
+class BasicControllers : public E2ETest {
+ protected:
+  static void SetUpTestSuite() {
+    kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
+    kcm_ = new KcmProcess(seedFlagsForCluster({"--secure-port=0"}), "kcm-basic-controllers");
+    ASSERT_TRUE(waitFor([] { return kcm_->log().find("Started controller") != std::string::npos; }, 30s))
+        << kcm_->log();
+  }
+  static void TearDownTestSuite() {
+    delete kcm_;
+    kcm_ = nullptr;
+    kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
+  }
+  static std::string rootCA() {
+    std::ifstream f(Cluster::get().dir + "/pki/ca.crt");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  static KcmProcess* kcm_;
+};
+KcmProcess* BasicControllers::kcm_ = nullptr;
+
+TEST_F(BasicControllers, NewNamespaceGetsDefaultServiceAccountAndRootCAConfigMap) {
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(waitFor([&] { return kubectl({"get", "serviceaccount", "default", "-n", ns()}).ok(); }, 5s))
+      << kcm_->log().substr(0, 2000);
+  ASSERT_TRUE(waitFor([&] { return kubectl({"get", "configmap", "kube-root-ca.crt", "-n", ns()}).ok(); }, 5s));
+  std::printf("default SA and kube-root-ca.crt present %.2f s after the namespace was created\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  Json cm = kubectlJson({"get", "configmap", "kube-root-ca.crt", "-n", ns()});
+  EXPECT_EQ(cm["data"]["ca.crt"], rootCA());
+  EXPECT_EQ(cm["metadata"]["annotations"]["kubernetes.io/description"],
+            "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such "
+            "as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across "
+            "distributions of Kubernetes clusters.");
+  // Pods are admitted without the test creating a ServiceAccount.
+  apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+    "spec":{"nodeName":"kwok-node-1","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})");
+}
+
+TEST_F(BasicControllers, DeletedServiceAccountAndConfigMapComeBackAndEditsAreReverted) {
+  ASSERT_TRUE(waitFor([&] { return kubectl({"get", "serviceaccount", "default", "-n", ns()}).ok(); }, 5s));
+  ASSERT_TRUE(waitFor([&] { return kubectl({"get", "configmap", "kube-root-ca.crt", "-n", ns()}).ok(); }, 5s));
+  std::string oldUid = kubectl({"get", "serviceaccount", "default", "-n", ns(), "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_TRUE(kubectl({"delete", "serviceaccount", "default", "-n", ns()}).ok());
+  EXPECT_TRUE(waitFor([&] {
+    ExecResult r = kubectl({"get", "serviceaccount", "default", "-n", ns(), "-o", "jsonpath={.metadata.uid}"});
+    return r.ok() && !r.out.empty() && r.out != oldUid;
+  }, 5s));
+  ASSERT_TRUE(kubectl({"delete", "configmap", "kube-root-ca.crt", "-n", ns()}).ok());
+  EXPECT_TRUE(waitFor([&] { return kubectl({"get", "configmap", "kube-root-ca.crt", "-n", ns()}).ok(); }, 5s));
+  ASSERT_TRUE(kubectl({"patch", "configmap", "kube-root-ca.crt", "-n", ns(), "--type=merge", "-p",
+                       R"({"data":{"ca.crt":"tampered","extra":"x"}})"}).ok());
+  EXPECT_TRUE(waitFor([&] {
+    Json cm = kubectlJson({"get", "configmap", "kube-root-ca.crt", "-n", ns()});
+    return cm.is_object() && cm["data"].size() == 1 && cm["data"]["ca.crt"] == rootCA();
+  }, 5s));
+}
+
+}  // namespace
+}  // namespace kcm::e2e

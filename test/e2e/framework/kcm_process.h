@@ -1,0 +1,35 @@
+#pragma once
+// Our kube-controller-manager as a child process of a test, with its log in CLUSTER_DIR/logs/<name>.log, killed
+// (SIGKILL) when destroyed; and the seed's command line (deploy/kube-controller-manager.yaml) for this cluster.
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace kcm::e2e {
+
+std::string repoRoot();
+std::string kcmBinary();
+int freePort();
+// deploy/kube-controller-manager.yaml's command line with /etc/kubernetes mapped to CLUSTER_DIR, then `extra`.
+std::vector<std::string> seedFlagsForCluster(const std::vector<std::string>& extra = {});
+
+class KcmProcess {
+ public:
+  KcmProcess(std::vector<std::string> args, const std::string& logName);
+  ~KcmProcess() { kill9(); }
+  KcmProcess(const KcmProcess&) = delete;
+  KcmProcess& operator=(const KcmProcess&) = delete;
+  void kill9();
+  // Exit code if it exited within `timeout`, else -1.
+  int waitExit(std::chrono::milliseconds timeout);
+  std::string log() const;
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string log_;
+};
+
+}  // namespace kcm::e2e
