@@ -212,7 +212,6 @@ metadata:
   name: kwok-node-${i}
   annotations:
     kwok.x-k8s.io/node: fake
-    node.alpha.kubernetes.io/ttl: \"0\"
   labels:
     type: kwok
     kubernetes.io/hostname: kwok-node-${i}

@@ -8,6 +8,7 @@
 #include "controllers/registry.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/ttl/ttl_controller.h"
 
 namespace kcm::controllers {
 namespace {
@@ -50,9 +51,19 @@ Status startRootCACertPublisher(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+Status startTTLController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("ttl-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<TTLController>(*c, ctx.informerFactory->forType<api::core::v1::Node>());
+  ctrl->run(5, ctx.stop);  // upstream runs 5 workers, no flag
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("ttl-controller", startTTLController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
 }

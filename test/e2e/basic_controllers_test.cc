@@ -69,5 +69,27 @@ TEST_F(BasicControllers, DeletedServiceAccountAndConfigMapComeBackAndEditsAreRev
   }, 5s));
 }
 
+TEST_F(BasicControllers, NodesGetTheTTLAnnotationForASmallCluster) {
+  // 3 nodes: the first band, 0 seconds. hack/cluster.sh creates nodes without the annotation.
+  ASSERT_TRUE(waitFor([&] {
+    Json nodes = kubectlJson({"get", "nodes", "-l", "type=kwok"});
+    if (!nodes.is_object() || nodes["items"].empty()) return false;
+    for (const Json& n : nodes["items"]) {
+      const Json& a = n["metadata"]["annotations"];
+      if (!a.is_object() || a.value("node.alpha.kubernetes.io/ttl", "") != "0") return false;
+    }
+    return true;
+  }, 10s)) << kcm_->log().substr(0, 1500);
+  // Removed by hand, it comes back (every node update is reconciled).
+  std::string node = "kwok-node-2";
+  ASSERT_TRUE(kubectl({"annotate", "node", node, "node.alpha.kubernetes.io/ttl-"}).ok());
+  ASSERT_TRUE(kubectl({"label", "node", node, "e2e-touch=" + ns(), "--overwrite"}).ok());
+  EXPECT_TRUE(waitFor([&] {
+    ExecResult r = kubectl({"get", "node", node, "-o", "jsonpath={.metadata.annotations.node\\.alpha\\.kubernetes\\.io/ttl}"});
+    return r.ok() && r.out == "0";
+  }, 10s));
+  kubectl({"label", "node", node, "e2e-touch-"});
+}
+
 }  // namespace
 }  // namespace kcm::e2e
