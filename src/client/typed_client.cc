@@ -123,22 +123,7 @@ Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::
   Request req;
   req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns);
   req.accept = kAcceptPartialObjectMetadata;
-  appendListQuery(o, req.query);
-  req.query.emplace_back("watch", "true");
-  req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
-  Status decodeErr;
-  Status s = c.stream(
-      req,
-      [&](std::string_view line) {
-        WatchEvent<api::meta::v1::PartialObjectMetadata> ev;
-        if (Status d = decodeWatchEvent(line, ev); !d.ok()) {
-          decodeErr = d;
-          return false;
-        }
-        return onEvent(ev);
-      },
-      stop);
-  return decodeErr.ok() ? s : decodeErr;
+  return watchRequest<api::meta::v1::PartialObjectMetadata>(c, std::move(req), o, onEvent, stop);
 }
 
 }  // namespace kcm::client

@@ -201,13 +201,11 @@ Result<typename api::ResourceTraits<T>::List> list(RestClient& c, const std::str
   return all;
 }
 
-// Watches until the server ends the stream, onEvent returns false, or stop. Events that fail to decode end the
-// watch with an error (the caller relists).
+// Streams the watch `req` (path, query and Accept already set), decoding each event as T. Events that fail to
+// decode end the watch with an error (the caller relists).
 template <class T>
-Status watch(RestClient& c, const std::string& ns, ListOptions o,
-             const std::function<bool(WatchEvent<T>&)>& onEvent, std::stop_token stop = {}) {
-  Request req;
-  req.path = pathFor<T>(ns);
+Status watchRequest(RestClient& c, Request req, const ListOptions& o,
+                    const std::function<bool(WatchEvent<T>&)>& onEvent, std::stop_token stop) {
   appendListQuery(o, req.query);
   req.query.emplace_back("watch", "true");
   req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
@@ -223,8 +221,16 @@ Status watch(RestClient& c, const std::string& ns, ListOptions o,
         return onEvent(ev);
       },
       stop);
-  if (!decodeErr.ok()) return decodeErr;
-  return s;
+  return decodeErr.ok() ? s : decodeErr;
+}
+
+// Watches until the server ends the stream, onEvent returns false, or stop.
+template <class T>
+Status watch(RestClient& c, const std::string& ns, ListOptions o,
+             const std::function<bool(WatchEvent<T>&)>& onEvent, std::stop_token stop = {}) {
+  Request req;
+  req.path = pathFor<T>(ns);
+  return watchRequest<T>(c, std::move(req), o, onEvent, stop);
 }
 
 template <class T>

@@ -2,32 +2,27 @@
 
 namespace kcm::informers {
 
-SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::forMetadata(
-    const client::GroupVersionResource& gvr) {
+SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::partialInformer(
+    const std::string& key, const std::function<ListerWatcher<api::meta::v1::PartialObjectMetadata>()>& makeLw) {
   std::lock_guard l(mu_);
-  auto& slot = metadata_[gvr.toString()];
+  auto& slot = metadata_[key];
   if (!slot) {
     InformerOptions o;
     o.resyncPeriod = resync_;
     o.clock = &clock_;
-    slot = std::make_unique<SharedInformer<api::meta::v1::PartialObjectMetadata>>(
-        metadataListerWatcher(client_, gvr), o);
+    slot = std::make_unique<SharedInformer<api::meta::v1::PartialObjectMetadata>>(makeLw(), o);
   }
   return static_cast<SharedInformer<api::meta::v1::PartialObjectMetadata>&>(*slot);
 }
 
+SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::forMetadata(
+    const client::GroupVersionResource& gvr) {
+  return partialInformer(gvr.toString(), [&] { return metadataListerWatcher(client_, gvr); });
+}
+
 SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::forDynamic(
     const client::GroupVersionResource& gvr) {
-  std::lock_guard l(mu_);
-  auto& slot = metadata_["dynamic:" + gvr.toString()];
-  if (!slot) {
-    InformerOptions o;
-    o.resyncPeriod = resync_;
-    o.clock = &clock_;
-    slot = std::make_unique<SharedInformer<api::meta::v1::PartialObjectMetadata>>(
-        dynamicListerWatcher(client_, gvr), o);
-  }
-  return static_cast<SharedInformer<api::meta::v1::PartialObjectMetadata>&>(*slot);
+  return partialInformer("dynamic:" + gvr.toString(), [&] { return dynamicListerWatcher(client_, gvr); });
 }
 
 void SharedInformerFactory::start(std::stop_token stop) {

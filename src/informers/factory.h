@@ -44,6 +44,9 @@ class SharedInformerFactory {
   void shutdown();
 
  private:
+  SharedInformer<api::meta::v1::PartialObjectMetadata>& partialInformer(
+      const std::string& key, const std::function<ListerWatcher<api::meta::v1::PartialObjectMetadata>()>& makeLw);
+
   std::shared_ptr<client::RestClient> client_;
   Clock::Duration resync_;
   Clock& clock_;

@@ -44,22 +44,7 @@ ListerWatcher<api::meta::v1::PartialObjectMetadata> dynamicListerWatcher(std::sh
                           std::stop_token stop) {
     client::Request req;
     req.path = client::resourcePath(gvr.group, gvr.version, gvr.resource, ns);
-    client::appendListQuery(o, req.query);
-    req.query.emplace_back("watch", "true");
-    req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
-    Status decodeErr;
-    Status s = c->stream(
-        req,
-        [&](std::string_view line) {
-          client::WatchEvent<PM> ev;
-          if (Status d = client::decodeWatchEvent(line, ev); !d.ok()) {
-            decodeErr = d;
-            return false;
-          }
-          return f(ev);
-        },
-        stop);
-    return decodeErr.ok() ? s : decodeErr;
+    return client::watchRequest<PM>(*c, std::move(req), o, f, stop);
   };
   return lw;
 }
