@@ -1,5 +1,7 @@
 #include "app/controller_manager.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <random>
@@ -209,6 +211,11 @@ int run(const std::vector<std::string>& args) {
     ctx.informerFactory = std::make_unique<informers::SharedInformerFactory>(
         *rootClient, informers::resyncPeriod(*f.getDuration("min-resync-period")));
     ctx.discovery = std::make_shared<client::DiscoveryClient>(*rootClient);
+    {
+      char host[256] = {0};
+      gethostname(host, sizeof host - 1);
+      ctx.eventBroadcaster = std::make_shared<client::EventBroadcaster>(*rootClient, host);
+    }
     if (auto res = ctx.discovery->serverPreferredResources(); !res.ok())
       KLOG_ERROR("\"unable to get all supported resources from server\" err=" + quote(res.status().message()));
     // The discovery REST mapper is reset every 30 s so resources that appear later (CRDs) are found.
@@ -249,9 +256,15 @@ int run(const std::vector<std::string>& args) {
       }
       KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
       Status st = d->init(ctx);
-      if (!st.ok()) {
-        KLOG_ERROR("\"Error starting controller\" controller=" + quote(d->name) + " err=" + quote(st.message()));
+      if (st.code() == StatusCode::kCancelled) {  // the init chose not to start it (upstream's started=false)
+        KLOG_INFO("\"Warning: skipping controller\" controller=" + quote(d->name) + " reason=" + quote(st.message()));
         continue;
+      }
+      if (!st.ok()) {  // upstream StartControllers returns the error and the process exits
+        KLOG_ERROR("\"Error starting controller\" controller=" + quote(d->name) + " err=" + quote(st.message()));
+        KLOG_ERROR("\"error starting controllers\" err=" + quote(st.message()));
+        std::fflush(stderr);
+        std::_Exit(1);
       }
       if (server) server->addHealthCheck(d->name, [] { return Status::Ok(); });
       KLOG_INFO("\"Started controller\" controller=" + quote(d->name));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/discovery.h"
+#include "client/events.h"
 #include "controllers/client_builder.h"
 #include "informers/factory.h"
 #include "options/feature_gates.h"
@@ -23,6 +24,8 @@ struct ControllerContext {
   std::unique_ptr<ClientBuilder> clientBuilder;
   std::unique_ptr<informers::SharedInformerFactory> informerFactory;
   std::shared_ptr<client::DiscoveryClient> discovery;
+  // Events: one broadcaster (root client), a recorder per controller with its event source component.
+  std::shared_ptr<client::EventBroadcaster> eventBroadcaster;
   std::stop_token stop;
   std::atomic<bool> informersStarted{false};
   // Started controllers: kept alive (and their worker threads joined) for as long as the context lives.

@@ -5,6 +5,7 @@
 #include "api/gen/core_v1_codec.h"
 #include "controllers/context.h"
 #include "controllers/register.h"
+#include "controllers/nodeipam/range_allocator.h"
 #include "controllers/registry.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -60,9 +61,34 @@ Status startTTLController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+// startNodeIpamController: RangeAllocator only (built-in cloud allocators are gone upstream too).
+Status startNodeIpamController(ControllerContext& ctx) {
+  const auto& f = *ctx.flags;
+  if (!f.getBool("allocate-node-cidrs"))
+    return Status(StatusCode::kCancelled, "node-ipam-controller needs --allocate-node-cidrs=true");
+  const std::string clusterCIDR = f.get("cluster-cidr");
+  if (clusterCIDR.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  "kube-controller-manager --cluster-cidr flag must not be empty when --allocate-node-cidrs is set");
+  int mask = 24;
+  if (auto m = f.getInt("node-cidr-mask-size-ipv4"); m.ok() && *m > 0) mask = static_cast<int>(*m);
+  else if (auto m2 = f.getInt("node-cidr-mask-size"); m2.ok() && *m2 > 0) mask = static_cast<int>(*m2);
+  auto c = ctx.clientBuilder->client("node-controller");
+  if (!c.ok()) return c.status();
+  auto alloc = RangeAllocator::create(*c, ctx.eventBroadcaster->newRecorder("cidrAllocator"),
+                                      ctx.informerFactory->forType<api::core::v1::Node>(), clusterCIDR, mask,
+                                      f.get("service-cluster-ip-range"));
+  if (!alloc.ok()) return alloc.status();
+  std::shared_ptr<RangeAllocator> ctrl = std::move(alloc).value();
+  ctrl->run(30, ctx.stop);  // upstream's cidrUpdateWorkers
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);

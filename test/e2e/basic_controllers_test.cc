@@ -1,6 +1,8 @@
 // The first controllers of the basics slice, run by our kube-controller-manager with the seed's command line:
 // serviceaccount (SA `default` in every namespace) and root-ca-certificate-publisher (`kube-root-ca.crt`).
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "framework/framework.h"
@@ -89,6 +91,80 @@ TEST_F(BasicControllers, NodesGetTheTTLAnnotationForASmallCluster) {
     return r.ok() && r.out == "0";
   }, 10s));
   kubectl({"label", "node", node, "e2e-touch-"});
+}
+
+}  // namespace
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+// With the seed's --allocate-node-cidrs=true --cluster-cidr=100.64.0.0/10: each node a distinct /24.
+TEST_F(BasicControllers, NodeIpamGivesEachNodeADistinctSlash24AndKwokPodIPsFallInside) {
+  std::map<std::string, std::string> cidrs;
+  ASSERT_TRUE(waitFor([&] {
+    cidrs.clear();
+    Json nodes = kubectlJson({"get", "nodes", "-l", "type=kwok"});
+    if (!nodes.is_object()) return false;
+    for (const Json& n : nodes["items"]) {
+      std::string c = n["spec"].value("podCIDR", "");
+      if (c.empty()) return false;
+      EXPECT_EQ(n["spec"]["podCIDRs"].size(), 1u);
+      cidrs[n["metadata"]["name"]] = c;
+    }
+    return cidrs.size() == 3;
+  }, 15s)) << kcm_->log().substr(0, 2000);
+  std::set<std::string> distinct;
+  for (const auto& [node, c] : cidrs) {
+    EXPECT_EQ(c.substr(0, 4), "100.") << c;
+    EXPECT_EQ(c.substr(c.size() - 3), "/24") << c;
+    int second = std::atoi(c.substr(4).c_str());
+    EXPECT_GE(second, 64);
+    EXPECT_LT(second, 128) << c << " is outside 100.64.0.0/10";
+    distinct.insert(c);
+  }
+  EXPECT_EQ(distinct.size(), 3u);
+  // KWOK takes pod IPs from the node's podCIDR.
+  apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"ip"},
+    "spec":{"nodeName":"kwok-node-0","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})");
+  std::string ip;
+  ASSERT_TRUE(waitFor([&] {
+    ip = kubectl({"get", "pod", "ip", "-n", ns(), "-o", "jsonpath={.status.podIP}"}).out;
+    return !ip.empty();
+  }, 20s));
+  const std::string prefix = cidrs["kwok-node-0"].substr(0, cidrs["kwok-node-0"].rfind('.') + 1);
+  EXPECT_EQ(ip.rfind(prefix, 0), 0u) << ip << " not in " << cidrs["kwok-node-0"];
+}
+
+TEST_F(BasicControllers, NodeIpamReusesTheCIDRAfterNodeDeletionAndGivesTheNewNodeOne) {
+  // A node that KWOK does not manage (no annotation): only node-ipam touches it.
+  auto node = [](const std::string& name) {
+    return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"e2e":"ipam"}}})";
+  };
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, node("ipam-a")).ok());
+  std::string a;
+  ASSERT_TRUE(waitFor([&] {
+    a = kubectl({"get", "node", "ipam-a", "-o", "jsonpath={.spec.podCIDR}"}).out;
+    return !a.empty();
+  }, 15s));
+  ASSERT_TRUE(kubectl({"delete", "node", "ipam-a"}).ok());
+  // Released: the set hands out every other free /24 before coming back to it, but it is free again, and a
+  // new node gets a CIDR distinct from all live ones.
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, node("ipam-b")).ok());
+  std::string b;
+  ASSERT_TRUE(waitFor([&] {
+    b = kubectl({"get", "node", "ipam-b", "-o", "jsonpath={.spec.podCIDR}"}).out;
+    return !b.empty();
+  }, 15s));
+  Json nodes = kubectlJson({"get", "nodes"});
+  std::set<std::string> live;
+  for (const Json& n : nodes["items"]) {
+    std::string c = n["spec"].value("podCIDR", "");
+    if (!c.empty()) {
+      EXPECT_TRUE(live.insert(c).second) << "duplicate CIDR " << c;
+    }
+  }
+  kubectl({"delete", "node", "ipam-b"});
 }
 
 }  // namespace
