@@ -6,6 +6,7 @@
 #include "controllers/context.h"
 #include "controllers/register.h"
 #include "controllers/nodeipam/range_allocator.h"
+#include "controllers/podgc/gc_controller.h"
 #include "controllers/registry.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -85,9 +86,23 @@ Status startNodeIpamController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+Status startPodGCController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("pod-garbage-collector");
+  if (!c.ok()) return c.status();
+  auto threshold = ctx.flags->getInt("terminated-pod-gc-threshold");
+  if (!threshold.ok()) return threshold.status();
+  auto ctrl = std::make_shared<PodGCController>(*c, ctx.informerFactory->forType<api::core::v1::Pod>(),
+                                                ctx.informerFactory->forType<api::core::v1::Node>(),
+                                                static_cast<int>(*threshold));
+  ctrl->run(ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("pod-garbage-collector-controller", startPodGCController);
   setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);
   setInit("serviceaccount-controller", startServiceAccountController);

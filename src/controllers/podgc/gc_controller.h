@@ -1,0 +1,48 @@
+#pragma once
+// pod-garbage-collector-controller (upstream pkg/controller/podgc/gc_controller.go), every 20 s:
+//  - terminated pods (phase neither Pending, Running nor Unknown) beyond --terminated-pod-gc-threshold are deleted,
+//    evicted ones first, then oldest first (name breaks ties);
+//  - terminating pods on NotReady nodes tainted node.kubernetes.io/out-of-service are deleted;
+//  - pods bound to nodes that no longer exist are deleted after a 40 s quarantine and a live check, with the
+//    condition DisruptionTarget (reason DeletionByPodGC) set first;
+//  - unscheduled pods that are terminating are deleted.
+// A pod not yet terminal is first patched to phase Failed; deletes use grace period 0.
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "api/gen/core_v1.h"
+#include "base/clock.h"
+#include "client/rest_client.h"
+#include "informers/shared_informer.h"
+
+namespace kcm::controllers {
+
+class PodGCController {
+ public:
+  PodGCController(std::shared_ptr<client::RestClient> client, informers::SharedInformer<api::core::v1::Pod>& pods,
+                  informers::SharedInformer<api::core::v1::Node>& nodes, int terminatedPodThreshold,
+                  Clock::Duration gcCheckPeriod = std::chrono::seconds(20),
+                  Clock::Duration quarantineTime = std::chrono::seconds(40));
+  void run(std::stop_token stop);
+  void gc();
+
+ private:
+  using PodPtr = std::shared_ptr<const api::core::v1::Pod>;
+  void gcTerminated(const std::vector<PodPtr>& pods);
+  void gcTerminating(const std::vector<PodPtr>& pods);
+  void gcOrphaned(const std::vector<PodPtr>& pods);
+  void gcUnscheduledTerminating(const std::vector<PodPtr>& pods);
+  Status markFailedAndDeletePod(const api::core::v1::Pod& pod, bool withDisruptionCondition);
+
+  std::shared_ptr<client::RestClient> client_;
+  informers::SharedInformer<api::core::v1::Pod>& pods_;
+  informers::SharedInformer<api::core::v1::Node>& nodes_;
+  int threshold_;
+  Clock::Duration period_, quarantine_;
+  std::map<std::string, Clock::TimePoint> missingSince_;  // node name -> first seen missing (gc thread only)
+  std::jthread thread_;
+};
+
+}  // namespace kcm::controllers
