@@ -169,3 +169,29 @@ TEST_F(BasicControllers, NodeIpamReusesTheCIDRAfterNodeDeletionAndGivesTheNewNod
 
 }  // namespace
 }  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(BasicControllers, NodeIpamSurvivesARestartWithoutDuplicates) {
+  auto cidrOf = [](const std::string& n) {
+    return kubectl({"get", "node", n, "-o", "jsonpath={.spec.podCIDR}"}).out;
+  };
+  ASSERT_TRUE(waitFor([&] { return !cidrOf("kwok-node-0").empty(); }, 15s));
+  // Restart kube-controller-manager: the new process must occupy existing CIDRs before allocating.
+  delete kcm_;
+  kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
+  kcm_ = new KcmProcess(seedFlagsForCluster({"--secure-port=0"}), "kcm-basic-controllers-restarted");
+  ASSERT_TRUE(waitFor([] { return kcm_->log().find("Started controller") != std::string::npos; }, 30s));
+  std::set<std::string> before;
+  for (const char* n : {"kwok-node-0", "kwok-node-1", "kwok-node-2"}) before.insert(cidrOf(n));
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
+                      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"ipam-after-restart"}})").ok());
+  std::string fresh;
+  ASSERT_TRUE(waitFor([&] { return !(fresh = cidrOf("ipam-after-restart")).empty(); }, 15s)) << kcm_->log();
+  EXPECT_EQ(before.count(fresh), 0u) << fresh << " duplicates a CIDR held before the restart";
+  kubectl({"delete", "node", "ipam-after-restart"});
+}
+
+}  // namespace
+}  // namespace kcm::e2e
