@@ -33,6 +33,16 @@ bool ControllerBase::processNextWorkItem() {
   return true;
 }
 
+void ControllerBase::start(int workers, std::stop_token stop, std::vector<std::function<bool()>> hasSynced) {
+  // Stops with the caller's token, or when the base is destroyed (the jthread's own token).
+  runner_ = std::jthread([this, workers, stop, synced = std::move(hasSynced)](std::stop_token own) {
+    std::stop_source combined;
+    std::stop_callback a(stop, [&] { combined.request_stop(); });
+    std::stop_callback b(own, [&] { combined.request_stop(); });
+    run(workers, combined.get_token(), synced);
+  });
+}
+
 bool ControllerBase::run(int workers, std::stop_token stop, const std::vector<std::function<bool()>>& hasSynced) {
   for (const auto& synced : hasSynced)
     while (!synced()) {

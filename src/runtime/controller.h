@@ -53,6 +53,8 @@ class ControllerBase {
   // Waits for every hasSynced to be true (or stop), then runs `workers` threads until stop.
   // Returns false when stopped before the caches synced.
   bool run(int workers, std::stop_token stop, const std::vector<std::function<bool()>>& hasSynced = {});
+  // run() on a thread the base owns (joined on destruction): what a controller's init calls.
+  void start(int workers, std::stop_token stop, std::vector<std::function<bool()>> hasSynced = {});
   // One item, for tests: false when the queue is shut down.
   bool processNextWorkItem();
   const std::string& name() const { return name_; }
@@ -63,6 +65,7 @@ class ControllerBase {
   Clock& clock_;
   int maxRetries_;
   WorkQueue queue_;
+  std::jthread runner_;  // last: joined before the queue goes away
 };
 
 }  // namespace kcm::runtime

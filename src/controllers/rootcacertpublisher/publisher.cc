@@ -35,9 +35,7 @@ RootCACertPublisher::RootCACertPublisher(std::shared_ptr<client::RestClient> cli
 }
 
 void RootCACertPublisher::run(int workers, std::stop_token stop) {
-  thread_ = std::jthread([this, workers, stop] {
-    base_.run(workers, stop, {[this] { return cm_.hasSynced(); }, [this] { return ns_.hasSynced(); }});
-  });
+  base_.start(workers, stop, {[this] { return cm_.hasSynced(); }, [this] { return ns_.hasSynced(); }});
 }
 
 runtime::SyncResult RootCACertPublisher::syncNamespace(const std::string& ns) {

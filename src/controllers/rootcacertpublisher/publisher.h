@@ -31,7 +31,6 @@ class RootCACertPublisher {
   informers::SharedInformer<api::core::v1::ConfigMap>& cm_;
   informers::SharedInformer<api::core::v1::Namespace>& ns_;
   runtime::ControllerBase base_;
-  std::jthread thread_;
 };
 
 }  // namespace kcm::controllers

@@ -29,9 +29,7 @@ ServiceAccountsController::ServiceAccountsController(std::shared_ptr<client::Res
 }
 
 void ServiceAccountsController::run(int workers, std::stop_token stop) {
-  thread_ = std::jthread([this, workers, stop] {
-    base_.run(workers, stop, {[this] { return sa_.hasSynced(); }, [this] { return ns_.hasSynced(); }});
-  });
+  base_.start(workers, stop, {[this] { return sa_.hasSynced(); }, [this] { return ns_.hasSynced(); }});
 }
 
 runtime::SyncResult ServiceAccountsController::syncNamespace(const std::string& key) {

@@ -27,7 +27,6 @@ class ServiceAccountsController {
   informers::SharedInformer<api::core::v1::ServiceAccount>& sa_;
   informers::SharedInformer<api::core::v1::Namespace>& ns_;
   runtime::ControllerBase base_;
-  std::jthread thread_;
 };
 
 }  // namespace kcm::controllers

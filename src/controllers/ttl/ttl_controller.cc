@@ -47,7 +47,7 @@ int TTLController::desiredTTLSeconds() const {
 }
 
 void TTLController::run(int workers, std::stop_token stop) {
-  thread_ = std::jthread([this, workers, stop] { base_.run(workers, stop, {[this] { return nodes_.hasSynced(); }}); });
+  base_.start(workers, stop, {[this] { return nodes_.hasSynced(); }});
 }
 
 runtime::SyncResult TTLController::updateNodeIfNeeded(const std::string& key) {

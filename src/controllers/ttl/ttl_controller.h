@@ -32,7 +32,6 @@ class TTLController {
   size_t boundaryStep_ = 0;
   int desiredTTLSeconds_ = 0;
   runtime::ControllerBase base_;
-  std::jthread thread_;
 };
 
 }  // namespace kcm::controllers
