@@ -156,6 +156,11 @@ int run(const std::vector<std::string>& args) {
     sc.certDir = f.get("cert-dir");
     sc.clientCAFile = f.get("client-ca-file");
     sc.alwaysAllowPaths = f.getStrings("authorization-always-allow-paths");
+    sc.requestheaderClientCAFile = f.get("requestheader-client-ca-file");
+    sc.requestheaderAllowedNames = f.getStrings("requestheader-allowed-names");
+    sc.requestheaderUsernameHeaders = f.getStrings("requestheader-username-headers");
+    sc.requestheaderGroupHeaders = f.getStrings("requestheader-group-headers");
+    sc.tlsMinVersion = f.get("tls-min-version");
     // Delegated authentication and authorization, as upstream's DelegatingAuthenticationOptions /
     // DelegatingAuthorizationOptions: TokenReview and SubjectAccessReview through these kubeconfigs.
     for (auto [flag, target] : {std::pair{"authentication-kubeconfig", &sc.authnClient},

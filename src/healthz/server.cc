@@ -68,6 +68,16 @@ Result<Pem> selfSigned() {
   return p;
 }
 
+// The peer's certificate chains to a CA in `store` and may be used for client authentication.
+bool verifyChain(X509_STORE* store, X509* leaf, STACK_OF(X509)* chain) {
+  X509_STORE_CTX* ctx = X509_STORE_CTX_new();
+  bool ok = X509_STORE_CTX_init(ctx, store, leaf, chain) == 1 &&
+            X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_CLIENT) == 1 && X509_verify_cert(ctx) == 1;
+  X509_STORE_CTX_free(ctx);
+  ERR_clear_error();
+  return ok;
+}
+
 std::string commonName(X509* cert) {
   char buf[256] = {0};
   X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf, sizeof buf - 1);
@@ -116,28 +126,40 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
     }
   }
   X509_STORE* ca = nullptr;
-  if (!cfg.clientCAFile.empty()) {
+  X509_STORE* rhCa = nullptr;
+  for (auto [file, flag, target] : {std::tuple{cfg.clientCAFile, "--client-ca-file", &ca},
+                                    std::tuple{cfg.requestheaderClientCAFile, "--requestheader-client-ca-file", &rhCa}}) {
+    if (file.empty()) continue;
     bool ok;
-    std::string c = readAll(cfg.clientCAFile, ok);
-    if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read --client-ca-file " + cfg.clientCAFile);
-    ca = X509_STORE_new();
+    std::string c = readAll(file, ok);
+    if (!ok) return Status(StatusCode::kInvalidArgument, std::string("failed to read ") + flag + " " + file);
+    X509_STORE* store = X509_STORE_new();
     BIO* b = BIO_new_mem_buf(c.data(), static_cast<int>(c.size()));
     int n = 0;
     while (X509* x = PEM_read_bio_X509(b, nullptr, nullptr, nullptr)) {
-      X509_STORE_add_cert(ca, x);
+      X509_STORE_add_cert(store, x);
       X509_free(x);
       ++n;
     }
     ERR_clear_error();
     BIO_free(b);
-    if (n == 0) return Status(StatusCode::kInvalidArgument, "--client-ca-file " + cfg.clientCAFile + " holds no PEM certificate");
+    if (n == 0) return Status(StatusCode::kInvalidArgument, std::string(flag) + " " + file + " holds no PEM certificate");
+    *target = store;
   }
-  s->server_ = std::make_unique<httplib::SSLServer>([pem, ca](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+  s->clientCA_ = ca;
+  s->requestheaderCA_ = rhCa;
+  int minVersion = TLS1_2_VERSION;
+  if (cfg.tlsMinVersion == "VersionTLS13") minVersion = TLS1_3_VERSION;
+  else if (cfg.tlsMinVersion == "VersionTLS11") minVersion = TLS1_1_VERSION;
+  else if (cfg.tlsMinVersion == "VersionTLS10") minVersion = TLS1_VERSION;
+  else if (!cfg.tlsMinVersion.empty() && cfg.tlsMinVersion != "VersionTLS12")
+    return Status(StatusCode::kInvalidArgument, "--tls-min-version: unknown tls version \"" + cfg.tlsMinVersion + "\"");
+  s->server_ = std::make_unique<httplib::SSLServer>([pem, askForCerts = ca || rhCa, minVersion](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, minVersion);
     if (SSL_CTX_use_certificate(&ctx, pem.cert) != 1 || SSL_CTX_use_PrivateKey(&ctx, pem.key) != 1) return false;
-    if (ca) {
-      SSL_CTX_set_cert_store(&ctx, ca);
-      // Ask for a client certificate but do not require one: anonymous requests reach the authorizer.
+    if (askForCerts) {
+      // Ask for a client certificate but do not require one: anonymous requests reach the authorizer. The chain
+      // is verified after the handshake, against --client-ca-file or --requestheader-client-ca-file.
       SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
     }
     return true;
@@ -153,14 +175,38 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
     bool certUser = false;
     if (req.ssl) {
       if (X509* peer = SSL_get_peer_certificate(req.ssl)) {
-        if (SSL_get_verify_result(req.ssl) == X509_V_OK && !srv->cfg_.clientCAFile.empty()) {
-          user.name = commonName(peer);
-          user.groups.clear();
-          X509_NAME* n = X509_get_subject_name(peer);
+        STACK_OF(X509)* chain = SSL_get_peer_cert_chain(req.ssl);
+        auto groupsOf = [](X509* cert) {
+          std::vector<std::string> groups;
+          X509_NAME* n = X509_get_subject_name(cert);
           for (int i = -1; (i = X509_NAME_get_index_by_NID(n, NID_organizationName, i)) >= 0;) {
             ASN1_STRING* d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, i));
-            user.groups.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(d)), ASN1_STRING_length(d));
+            groups.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(d)), ASN1_STRING_length(d));
           }
+          return groups;
+        };
+        // Request header authentication first (as upstream's union authenticator), then the client certificate.
+        if (srv->requestheaderCA_ && verifyChain(srv->requestheaderCA_, peer, chain)) {
+          const auto& allowed = srv->cfg_.requestheaderAllowedNames;
+          std::string cn = commonName(peer);
+          if (allowed.empty() || std::find(allowed.begin(), allowed.end(), cn) != allowed.end()) {
+            for (const auto& h : srv->cfg_.requestheaderUsernameHeaders)
+              if (std::string u = req.get_header_value(h); !u.empty()) {
+                user.name = u;
+                break;
+              }
+            if (user.name != "system:anonymous") {
+              user.groups.clear();
+              for (const auto& h : srv->cfg_.requestheaderGroupHeaders)
+                for (size_t i = 0; i < req.get_header_value_count(h); ++i) user.groups.push_back(req.get_header_value(h, i));
+              user.groups.push_back("system:authenticated");
+              certUser = true;
+            }
+          }
+        }
+        if (!certUser && srv->clientCA_ && verifyChain(srv->clientCA_, peer, chain)) {
+          user.name = commonName(peer);
+          user.groups = groupsOf(peer);
           user.groups.push_back("system:authenticated");
           certUser = true;
         }
@@ -209,7 +255,11 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
   return s;
 }
 
-SecureServer::~SecureServer() { stop(); }
+SecureServer::~SecureServer() {
+  stop();
+  if (clientCA_) X509_STORE_free(clientCA_);
+  if (requestheaderCA_) X509_STORE_free(requestheaderCA_);
+}
 
 UserInfo SecureServer::authenticateToken(const std::string& token) {
   UserInfo anonymous;

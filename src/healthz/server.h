@@ -27,6 +27,7 @@ class RestClient;
 namespace httplib {
 class SSLServer;
 }
+struct x509_store_st;
 
 namespace kcm::healthz {
 
@@ -36,6 +37,13 @@ struct ServingConfig {
   std::string certFile, keyFile;  // both or neither
   std::string certDir;            // where a self-signed pair is written (kube-controller-manager.{crt,key})
   std::string clientCAFile;
+  // Front-proxy (request header) authentication: a client certificate signed by this CA, with a CN in
+  // allowedNames (empty: any), vouches for the user named in the headers.
+  std::string requestheaderClientCAFile;
+  std::vector<std::string> requestheaderAllowedNames;
+  std::vector<std::string> requestheaderUsernameHeaders = {"x-remote-user"};
+  std::vector<std::string> requestheaderGroupHeaders = {"x-remote-group"};
+  std::string tlsMinVersion;  // "VersionTLS12" (default) or "VersionTLS13"; 1.0/1.1 as asked
   std::vector<std::string> alwaysAllowPaths = {"/healthz", "/readyz", "/livez"};
   // Delegated authentication (TokenReview) and authorization (SubjectAccessReview), from
   // --authentication-kubeconfig / --authorization-kubeconfig; null = not configured.
@@ -80,6 +88,8 @@ class SecureServer {
     UserInfo user;
     bool ok = false;
   };
+  x509_store_st* clientCA_ = nullptr;
+  x509_store_st* requestheaderCA_ = nullptr;
   std::mutex cacheMu_;
   std::map<std::string, Cached> authnCache_, authzCache_;
 };

@@ -78,6 +78,21 @@ TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
   EXPECT_NE(admin.out.find("rest_client_requests_total{code=\"200\""), std::string::npos);
   EXPECT_NE(admin.out.find("rest_client_request_duration_seconds_bucket"), std::string::npos);
   EXPECT_NE(admin.out.find("process_resident_memory_bytes"), std::string::npos);
+  // Front-proxy (request header) authentication: the front-proxy client certificate vouches for the headers.
+  const std::vector<std::string> proxyCert = {"--cert", d + "/pki/front-proxy-client.crt", "--key",
+                                              d + "/pki/front-proxy-client.key"};
+  std::vector<std::string> asMaster = proxyCert;
+  asMaster.insert(asMaster.end(), {"-H", "X-Remote-User: alice", "-H", "X-Remote-Group: system:masters"});
+  ExecResult proxied = curl(asMaster, url + "/metrics");
+  EXPECT_EQ(proxied.out.substr(proxied.out.size() - 3), "200") << proxied.out.substr(0, 300);
+  std::vector<std::string> asAlice = proxyCert;
+  asAlice.insert(asAlice.end(), {"-H", "X-Remote-User: alice"});
+  ExecResult alice = curl(asAlice, url + "/metrics");
+  EXPECT_EQ(alice.out.substr(alice.out.size() - 3), "403") << alice.out;
+  EXPECT_NE(alice.out.find("User \"alice\""), std::string::npos) << alice.out;
+  // The same headers without the proxy's certificate are not trusted.
+  ExecResult forged = curl({"-H", "X-Remote-User: alice", "-H", "X-Remote-Group: system:masters"}, url + "/metrics");
+  EXPECT_EQ(forged.out.substr(forged.out.size() - 3), "403") << forged.out;
   ExecResult configz = curl({"--cert", d + "/pki/admin.crt", "--key", d + "/pki/admin.key"}, url + "/configz");
   EXPECT_NE(configz.out.find("\"leader-elect\":\"true\""), std::string::npos) << configz.out.substr(0, 200);
 
@@ -151,6 +166,7 @@ TEST_F(Daemon, BadInputFailsWithExitOneAndNamesTheCulprit) {
        {"--kubeconfig=" + d + "/admin.conf", "--tls-cert-file=/nonexistent.crt", "--tls-private-key-file=/nonexistent.key"},
        "/nonexistent.crt"},
       {"bad duration", {"--kubeconfig=" + d + "/admin.conf", "--min-resync-period=soon"}, "--min-resync-period"},
+      {"bad tls version", {"--kubeconfig=" + d + "/admin.conf", "--tls-min-version=VersionTLS99"}, "--tls-min-version"},
       {"bad logging format", {"--logging-format=xml"}, "Unsupported value: \\\"xml\\\""},
       {"bad bool", {"--leader-elect=maybe"}, "invalid argument \"maybe\" for \"--leader-elect\" flag"},
   };
