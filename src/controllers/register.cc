@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/rbac_v1_codec.h"
+#include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
 #include "controllers/register.h"
 #include "controllers/nodeipam/range_allocator.h"
@@ -99,9 +101,20 @@ Status startPodGCController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+Status startClusterRoleAggregationController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("clusterrole-aggregation-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<ClusterRoleAggregationController>(
+      *c, ctx.informerFactory->forType<api::rbac::v1::ClusterRole>());
+  ctrl->run(5, ctx.stop);  // upstream runs 5 workers, no flag
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("clusterrole-aggregation-controller", startClusterRoleAggregationController);
   setInit("pod-garbage-collector-controller", startPodGCController);
   setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);

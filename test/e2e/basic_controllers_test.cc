@@ -195,3 +195,35 @@ TEST_F(BasicControllers, NodeIpamSurvivesARestartWithoutDuplicates) {
 
 }  // namespace
 }  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(BasicControllers, AggregatedClusterRolesGetTheRulesOfTheRolesTheySelect) {
+  auto viewHas = [](const std::string& resource) {
+    Json view = kubectlJson({"get", "clusterrole", "view"});
+    if (!view.is_object() || !view.contains("rules")) return false;
+    for (const Json& r : view["rules"])
+      for (const Json& res : r.value("resources", Json::array()))
+        if (res == resource) return true;
+    return false;
+  };
+  // The bootstrap roles aggregated into view (pods, configmaps, ...) are there.
+  ASSERT_TRUE(waitFor([&] { return viewHas("pods"); }, 15s)) << kcm_->log().substr(0, 1500);
+  EXPECT_TRUE(viewHas("configmaps"));
+  const std::string name = "e2e-aggregate-" + ns();
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole",
+    "metadata":{"name":")" + name + R"(","labels":{"rbac.authorization.k8s.io/aggregate-to-view":"true"}},
+    "rules":[{"apiGroups":["e2e.example.com"],"resources":["widgets-)" + ns() + R"("],"verbs":["get","list"]}]})").ok());
+  EXPECT_TRUE(waitFor([&] { return viewHas("widgets-" + ns()); }, 15s));
+  Json view = kubectlJson({"get", "clusterrole", "view", "--show-managed-fields"});
+  bool managed = false;
+  for (const Json& mf : view["metadata"].value("managedFields", Json::array()))
+    managed |= mf.value("manager", "") == "clusterrole-aggregation-controller" && mf.value("operation", "") == "Apply";
+  EXPECT_TRUE(managed);
+  ASSERT_TRUE(kubectl({"delete", "clusterrole", name}).ok());
+  EXPECT_TRUE(waitFor([&] { return !viewHas("widgets-" + ns()); }, 15s));
+}
+
+}  // namespace
+}  // namespace kcm::e2e
