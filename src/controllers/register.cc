@@ -12,6 +12,7 @@
 #include "controllers/registry.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/serviceaccounttoken/tokens_controller.h"
 #include "controllers/ttl/ttl_controller.h"
 
 namespace kcm::controllers {
@@ -111,9 +112,35 @@ Status startClusterRoleAggregationController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+// The token controller always uses the root credentials (upstream's rootClientBuilder, "tokens-controller"):
+// it must run before per-controller service-account credentials can work.
+Status startServiceAccountTokenController(ControllerContext& ctx) {
+  auto gen = LegacyTokenGenerator::fromPemFile(ctx.flags->get("service-account-private-key-file"));
+  if (!gen.ok()) return gen.status();
+  std::string rootCA = ctx.rootClient->config().caData;
+  if (std::string file = ctx.flags->get("root-ca-file"); !file.empty()) {
+    std::ifstream f(file);
+    if (!f) return Status(StatusCode::kInvalidArgument, "error reading root-ca-file at " + file);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    rootCA = ss.str();
+  }
+  SimpleClientBuilder root(ctx.rootClient->config());
+  auto c = root.client("tokens-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<TokensController>(*c, std::move(gen).value(), rootCA,
+                                                 ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
+                                                 ctx.informerFactory->forType<api::core::v1::Secret>());
+  auto workers = ctx.flags->getInt("concurrent-serviceaccount-token-syncs");
+  ctrl->run(workers.ok() ? static_cast<int>(*workers) : 5, ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("serviceaccount-token-controller", startServiceAccountTokenController);
   setInit("clusterrole-aggregation-controller", startClusterRoleAggregationController);
   setInit("pod-garbage-collector-controller", startPodGCController);
   setInit("node-ipam-controller", startNodeIpamController);

@@ -227,3 +227,35 @@ TEST_F(BasicControllers, AggregatedClusterRolesGetTheRulesOfTheRolesTheySelect) 
 
 }  // namespace
 }  // namespace kcm::e2e
+
+namespace kcm::e2e {
+namespace {
+
+TEST_F(BasicControllers, LegacyTokenSecretGetsATokenTheApiserverAccepts) {
+  ASSERT_TRUE(waitFor([&] { return kubectl({"get", "serviceaccount", "default", "-n", ns()}).ok(); }, 5s));
+  apply(R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"robot"}})");
+  apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"robot-token",
+    "annotations":{"kubernetes.io/service-account.name":"robot"}},"type":"kubernetes.io/service-account-token"})");
+  Json secret;
+  ASSERT_TRUE(waitFor([&] {
+    secret = kubectlJson({"get", "secret", "robot-token", "-n", ns()});
+    return secret.is_object() && secret.contains("data") && secret["data"].contains("token");
+  }, 10s)) << kcm_->log().substr(0, 2000);
+  EXPECT_TRUE(secret["data"].contains("ca.crt"));
+  EXPECT_TRUE(secret["data"].contains("namespace"));
+  EXPECT_FALSE(secret["metadata"]["annotations"].value("kubernetes.io/service-account.uid", "").empty());
+  std::string token = exec({"sh", "-c", "printf %s '" + secret["data"]["token"].get<std::string>() + "' | base64 -d"}).out;
+  ASSERT_FALSE(token.empty());
+  // The apiserver's --service-account-key-file accepts our signature: it authenticates as the ServiceAccount.
+  ExecResult who = exec({"kubectl", "--kubeconfig=/dev/null", "--server=" + std::string(std::getenv("APISERVER_URL")),
+                         "--certificate-authority=" + Cluster::get().dir + "/pki/ca.crt", "--token=" + token,
+                         "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"});
+  ASSERT_TRUE(who.ok()) << who.err;
+  EXPECT_EQ(who.out, "system:serviceaccount:" + ns() + ":robot");
+  // Deleting the ServiceAccount deletes its legacy token Secret.
+  ASSERT_TRUE(kubectl({"delete", "serviceaccount", "robot", "-n", ns()}).ok());
+  EXPECT_TRUE(waitFor([&] { return !kubectl({"get", "secret", "robot-token", "-n", ns()}).ok(); }, 10s));
+}
+
+}  // namespace
+}  // namespace kcm::e2e
