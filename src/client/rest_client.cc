@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "api/support/codec.h"
 #include "base/metrics.h"
 #include "base/subprocess.h"
 #include "version/version.h"
@@ -278,23 +279,7 @@ std::string RestClient::authorization() {
   }
   if (!token_.empty()) return "Bearer " + token_;
   if (!config_.username.empty())
-    return "Basic " + [&] {
-      std::string in = config_.username + ":" + config_.password, out;
-      static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-      size_t i = 0;
-      for (; i + 2 < in.size(); i += 3) {
-        uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-        out += {k[n >> 18], k[(n >> 12) & 63], k[(n >> 6) & 63], k[n & 63]};
-      }
-      if (in.size() - i == 1) {
-        uint32_t n = uint8_t(in[i]) << 16;
-        out += {k[n >> 18], k[(n >> 12) & 63], '=', '='};
-      } else if (in.size() - i == 2) {
-        uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-        out += {k[n >> 18], k[(n >> 12) & 63], k[(n >> 6) & 63], '='};
-      }
-      return out;
-    }();
+    return "Basic " + api::codec::base64Encode(config_.username + ":" + config_.password);
   return "";
 }
 

@@ -35,20 +35,23 @@ Status startServiceAccountController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+// --root-ca-file's content, else the kubeconfig's CA (upstream's fallback for both controllers that publish it).
+Result<std::string> rootCA(const ControllerContext& ctx) {
+  std::string file = ctx.flags->get("root-ca-file");
+  if (file.empty()) return ctx.rootClient->config().caData;
+  std::ifstream f(file);
+  if (!f) return Status(StatusCode::kInvalidArgument, "error reading root-ca-file at " + file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 Status startRootCACertPublisher(ControllerContext& ctx) {
-  std::string rootCA;
-  if (std::string file = ctx.flags->get("root-ca-file"); !file.empty()) {
-    std::ifstream f(file);
-    if (!f) return Status(StatusCode::kInvalidArgument, "error reading root-ca-file at " + file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    rootCA = ss.str();
-  } else {
-    rootCA = ctx.rootClient->config().caData;  // the kubeconfig's CA, as upstream falls back to
-  }
+  auto ca = rootCA(ctx);
+  if (!ca.ok()) return ca.status();
   auto c = ctx.clientBuilder->client("root-ca-cert-publisher");
   if (!c.ok()) return c.status();
-  auto ctrl = std::make_shared<RootCACertPublisher>(*c, rootCA,
+  auto ctrl = std::make_shared<RootCACertPublisher>(*c, *ca,
                                                     ctx.informerFactory->forType<api::core::v1::ConfigMap>(),
                                                     ctx.informerFactory->forType<api::core::v1::Namespace>());
   ctrl->run(1, ctx.stop);
@@ -117,18 +120,12 @@ Status startClusterRoleAggregationController(ControllerContext& ctx) {
 Status startServiceAccountTokenController(ControllerContext& ctx) {
   auto gen = LegacyTokenGenerator::fromPemFile(ctx.flags->get("service-account-private-key-file"));
   if (!gen.ok()) return gen.status();
-  std::string rootCA = ctx.rootClient->config().caData;
-  if (std::string file = ctx.flags->get("root-ca-file"); !file.empty()) {
-    std::ifstream f(file);
-    if (!f) return Status(StatusCode::kInvalidArgument, "error reading root-ca-file at " + file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    rootCA = ss.str();
-  }
+  auto ca = rootCA(ctx);
+  if (!ca.ok()) return ca.status();
   SimpleClientBuilder root(ctx.rootClient->config());
   auto c = root.client("tokens-controller");
   if (!c.ok()) return c.status();
-  auto ctrl = std::make_shared<TokensController>(*c, std::move(gen).value(), rootCA,
+  auto ctrl = std::make_shared<TokensController>(*c, std::move(gen).value(), *ca,
                                                  ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
                                                  ctx.informerFactory->forType<api::core::v1::Secret>());
   auto workers = ctx.flags->getInt("concurrent-serviceaccount-token-syncs");
