@@ -177,6 +177,8 @@ void EventBroadcaster::write(const Pending& p) {
       std::fprintf(stderr, "Server rejected event (will not retry): %s\n", r.status().toString().c_str());
       return;
     }
+    std::fprintf(stderr, "Unable to write event %s/%s: %s (may retry after sleeping)\n", ns.c_str(),
+                 ev.metadata.name.c_str(), r.status().toString().c_str());
     if (worker_.get_stop_token().stop_requested() || !clock_.sleepFor(std::chrono::seconds(10), worker_.get_stop_token()))
       return;
   }

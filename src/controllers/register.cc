@@ -2,17 +2,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/gen/coordination_v1_codec.h"
 #include "api/gen/core_v1_codec.h"
 #include "api/gen/rbac_v1_codec.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
 #include "controllers/register.h"
 #include "controllers/nodeipam/range_allocator.h"
+#include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/gc_controller.h"
 #include "controllers/registry.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/serviceaccounttoken/tokens_controller.h"
+#include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
 
 namespace kcm::controllers {
@@ -134,9 +137,60 @@ Status startServiceAccountTokenController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+Status startNodeLifecycleController(ControllerContext& ctx) {
+  const auto& f = *ctx.flags;
+  NodeLifecycleOptions o;
+  auto duration = [&](const char* name, Clock::Duration& out) -> Status {
+    auto d = f.getDuration(name);
+    if (!d.ok()) return d.status();
+    out = std::chrono::duration_cast<Clock::Duration>(*d);
+    return Status::Ok();
+  };
+  auto number = [&](const char* name, double& out) -> Status {
+    auto v = f.getFloat(name);
+    if (!v.ok()) return v.status();
+    out = *v;
+    return Status::Ok();
+  };
+  for (Status s : {duration("node-monitor-period", o.nodeMonitorPeriod),
+                   duration("node-startup-grace-period", o.nodeStartupGracePeriod),
+                   duration("node-monitor-grace-period", o.nodeMonitorGracePeriod),
+                   number("node-eviction-rate", o.evictionLimiterQPS),
+                   number("secondary-node-eviction-rate", o.secondaryEvictionLimiterQPS),
+                   number("unhealthy-zone-threshold", o.unhealthyZoneThreshold)})
+    if (!s.ok()) return s;
+  auto large = f.getInt("large-cluster-size-threshold");
+  if (!large.ok()) return large.status();
+  o.largeClusterThreshold = static_cast<int>(*large);
+  o.leaseCircuitBreaker = ctx.featureGates->enabled("NodeControllerLeaseCircuitBreaker");
+  auto c = ctx.clientBuilder->client("node-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<NodeLifecycleController>(
+      *c, ctx.eventBroadcaster->newRecorder("node-controller"),
+      ctx.informerFactory->forType<api::coordination::v1::Lease>(), ctx.informerFactory->forType<api::core::v1::Pod>(),
+      ctx.informerFactory->forType<api::core::v1::Node>(), o);
+  ctrl->run(ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
+Status startTaintEvictionController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("node-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<TaintEvictionController>(
+      *c, ctx.eventBroadcaster->newRecorder("taint-eviction-controller"),
+      ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Node>(),
+      "taint-eviction-controller", ctx.featureGates->enabled("TaintTolerationComparisonOperators"));
+  ctrl->run(ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("node-lifecycle-controller", startNodeLifecycleController);
+  setInit("taint-eviction-controller", startTaintEvictionController);
   setInit("serviceaccount-token-controller", startServiceAccountTokenController);
   setInit("clusterrole-aggregation-controller", startClusterRoleAggregationController);
   setInit("pod-garbage-collector-controller", startPodGCController);

@@ -1,30 +1,17 @@
 // pod-garbage-collector-controller on the real cluster, run alone by a kube-controller-manager without leader
 // election and with --terminated-pod-gc-threshold=5.
-#include "framework/framework.h"
-#include "framework/kcm_process.h"
+#include "framework/solo_kcm_suite.h"
 
 namespace kcm::e2e {
 namespace {
 
-class PodGC : public E2ETest {
+class PodGC : public SoloKcmSuite<PodGC> {
+ public:
+  static constexpr const char* kControllers = "pod-garbage-collector-controller";
+  static constexpr const char* kLogName = "kcm-podgc";
+  static std::vector<std::string> extraFlags() { return {"--terminated-pod-gc-threshold=5"}; }
+
  protected:
-  static void SetUpTestSuite() {
-    const std::string d = Cluster::get().dir;
-    kcm_ = new KcmProcess({"--kubeconfig=" + d + "/controller-manager.conf", "--use-service-account-credentials=true",
-                           "--leader-elect=false", "--secure-port=0",
-                           "--controllers=pod-garbage-collector-controller", "--terminated-pod-gc-threshold=5"},
-                          "kcm-podgc");
-    ASSERT_TRUE(waitFor([] { return kcm_->log().find("Started controller") != std::string::npos; }, 30s))
-        << kcm_->log();
-  }
-  static void TearDownTestSuite() {
-    delete kcm_;
-    kcm_ = nullptr;
-  }
-  void SetUp() override {
-    E2ETest::SetUp();
-    apply(R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}})");
-  }
   void createPod(const std::string& name, const std::string& nodeName = "") {
     std::string spec = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"("},"spec":{)" +
                        (nodeName.empty() ? "" : R"("nodeName":")" + nodeName + R"(",)") +
@@ -38,9 +25,7 @@ class PodGC : public E2ETest {
       for (const Json& p : pods["items"]) out.push_back(p["metadata"]["name"]);
     return out;
   }
-  static KcmProcess* kcm_;
 };
-KcmProcess* PodGC::kcm_ = nullptr;
 
 TEST_F(PodGC, TerminatedPodsOverTheThresholdAreDeletedOldestFirst) {
   // The older batch has names that sort last: deletion by name would keep them, by age removes them.

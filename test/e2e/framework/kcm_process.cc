@@ -1,5 +1,9 @@
 #include "framework/kcm_process.h"
 
+#include <gtest/gtest.h>
+
+#include <thread>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,6 +95,29 @@ std::string KcmProcess::log() const {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+}  // namespace kcm::e2e
+
+namespace kcm::e2e {
+
+KcmProcess* startSoloKcm(const std::string& controllers, const std::vector<std::string>& extra,
+                         const std::string& logName) {
+  const char* dir = std::getenv("CLUSTER_DIR");
+  std::vector<std::string> args = {"--kubeconfig=" + std::string(dir ? dir : "") + "/controller-manager.conf",
+                                   "--use-service-account-credentials=true", "--leader-elect=false",
+                                   "--secure-port=0", "--controllers=" + controllers};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto* p = new KcmProcess(args, logName);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (p->log().find("Started controller") == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "kcm did not start its controllers:\n" << p->log();
+      return p;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return p;
 }
 
 }  // namespace kcm::e2e

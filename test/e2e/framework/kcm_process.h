@@ -15,6 +15,13 @@ int freePort();
 // deploy/kube-controller-manager.yaml's command line with /etc/kubernetes mapped to CLUSTER_DIR, then `extra`.
 std::vector<std::string> seedFlagsForCluster(const std::vector<std::string>& extra = {});
 
+class KcmProcess;
+// A kcm without leader election or serving, running only `controllers` with service-account credentials (as the
+// seed's command line) plus `extra` flags; returned once it logged "Started controller" (null after a test failure
+// when it did not within 30 s).
+KcmProcess* startSoloKcm(const std::string& controllers, const std::vector<std::string>& extra,
+                         const std::string& logName);
+
 class KcmProcess {
  public:
   KcmProcess(std::vector<std::string> args, const std::string& logName);

@@ -1,0 +1,260 @@
+#include "controllers/tainteviction/taint_eviction.h"
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "api/gen/core_v1_codec.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "client/typed_client.h"
+#include "controllers/util/node_util.h"
+#include "controllers/util/taints.h"
+#include "informers/store.h"
+
+namespace kcm::controllers {
+
+using api::core::v1::Taint;
+using api::core::v1::Toleration;
+
+namespace {
+constexpr int kUpdateWorkerSize = 8;
+constexpr int kRetries = 5;
+constexpr const char* kPodNodeNameIndex = "spec.nodeName";
+
+std::vector<Taint> noExecuteTaints(const std::vector<Taint>& taints) {
+  std::vector<Taint> out;
+  for (const auto& t : taints)
+    if (t.effect == kTaintEffectNoExecute) out.push_back(t);
+  return out;
+}
+
+bool sameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect ||
+        a[i].timeAdded != b[i].timeAdded)
+      return false;
+  return true;
+}
+
+bool sameTolerations(const std::vector<Toleration>& a, const std::vector<Toleration>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].key != b[i].key || a[i].operator_ != b[i].operator_ || a[i].value != b[i].value ||
+        a[i].effect != b[i].effect || a[i].tolerationSeconds != b[i].tolerationSeconds)
+      return false;
+  return true;
+}
+}  // namespace
+
+TaintEvictionController::TaintEvictionController(std::shared_ptr<client::RestClient> client,
+                                                 std::shared_ptr<client::EventRecorder> recorder,
+                                                 informers::SharedInformer<Pod>& pods,
+                                                 informers::SharedInformer<Node>& nodes, std::string name,
+                                                 bool comparisonOperators)
+    : client_(std::move(client)), recorder_(std::move(recorder)), pods_(pods), nodes_(nodes), name_(std::move(name)),
+      comparisonOperators_(comparisonOperators) {
+  for (int i = 0; i < kUpdateWorkerSize; ++i) shards_.push_back(std::make_unique<Shard>());
+  evictionQueue_ = std::make_unique<TimedWorkerQueue>(
+      [this](const std::string& key, Clock::TimePoint fireAt) { return deletePod(key, fireAt); });
+  pods_.store().addIndexer(kPodNodeNameIndex, [](const Pod& p) {
+    return p.spec.nodeName.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.spec.nodeName};
+  });
+
+  informers::EventHandler<Pod> ph;
+  auto podUpdated = [this](const Pod* oldPod, const Pod* newPod) {
+    if (oldPod && newPod && sameTolerations(oldPod->spec.tolerations, newPod->spec.tolerations) &&
+        oldPod->spec.nodeName == newPod->spec.nodeName)
+      return;
+    const Pod* p = newPod ? newPod : oldPod;
+    enqueue(Item{false, p->spec.nodeName, p->metadata.namespace_, p->metadata.name});
+  };
+  ph.onAdd = [podUpdated](const auto& p) { podUpdated(nullptr, p.get()); };
+  ph.onUpdate = [podUpdated](const auto& o, const auto& n) { podUpdated(o.get(), n.get()); };
+  ph.onDelete = [podUpdated](const auto& p, bool) { podUpdated(p.get(), nullptr); };
+  pods_.addEventHandler(ph);
+
+  informers::EventHandler<Node> nh;
+  auto nodeUpdated = [this](const Node* oldNode, const Node* newNode) {
+    if (oldNode && newNode && sameTaints(noExecuteTaints(oldNode->spec.taints), noExecuteTaints(newNode->spec.taints)))
+      return;
+    enqueue(Item{true, (newNode ? newNode : oldNode)->metadata.name, "", ""});
+  };
+  nh.onAdd = [nodeUpdated](const auto& n) { nodeUpdated(nullptr, n.get()); };
+  nh.onUpdate = [nodeUpdated](const auto& o, const auto& n) { nodeUpdated(o.get(), n.get()); };
+  nh.onDelete = [nodeUpdated](const auto& n, bool) { nodeUpdated(n.get(), nullptr); };
+  nodes_.addEventHandler(nh);
+}
+
+TaintEvictionController::~TaintEvictionController() {
+  for (auto& t : threads_) t.request_stop();
+  threads_.clear();
+  evictionQueue_.reset();
+}
+
+void TaintEvictionController::run(std::stop_token stop) {
+  threads_.emplace_back([this, stop] {
+    KLOG_INFO("\"Starting\" controller=\"" + name_ + "\"");
+    if (!pods_.waitForCacheSync(stop) || !nodes_.waitForCacheSync(stop)) return;
+    std::vector<std::jthread> workers;
+    for (auto& s : shards_) workers.emplace_back([this, &s, stop] { worker(*s, stop); });
+    workers.clear();  // joins when stopped
+    KLOG_INFO("\"Shutting down controller\" controller=\"" + name_ + "\"");
+  });
+}
+
+void TaintEvictionController::enqueue(Item it) {
+  Shard& s = *shards_[std::hash<std::string>{}(it.nodeName) % shards_.size()];
+  {
+    std::lock_guard l(s.mu);
+    if (!s.pending.insert(it.key()).second) return;
+    (it.isNode ? s.nodes : s.pods).push_back(std::move(it));
+  }
+  s.cv.notify_one();
+}
+
+void TaintEvictionController::worker(Shard& s, std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    Item it;
+    {
+      std::unique_lock l(s.mu);
+      if (!s.cv.wait(l, stop, [&] { return !s.nodes.empty() || !s.pods.empty(); })) return;
+      auto& q = s.nodes.empty() ? s.pods : s.nodes;  // node updates first
+      it = std::move(q.front());
+      q.pop_front();
+      s.pending.erase(it.key());
+    }
+    if (it.isNode) handleNodeUpdate(it.nodeName);
+    else handlePodUpdate(it);
+  }
+}
+
+void TaintEvictionController::podEvent(const std::string& podKey, const std::string& message) {
+  auto [ns, name] = informers::splitMetaNamespaceKey(podKey);
+  recorder_->event({"Pod", "v1", ns, name, "", "", ""}, client::kEventTypeNormal, "TaintManagerEviction", message);
+}
+
+void TaintEvictionController::cancelWorkWithEvent(const std::string& podKey) {
+  if (evictionQueue_->cancelWork(podKey)) podEvent(podKey, "Cancelling deletion of Pod " + podKey);
+}
+
+void TaintEvictionController::processPodOnNode(const std::string& podKey, const std::string& nodeName,
+                                               const std::vector<Toleration>& tolerations,
+                                               const std::vector<Taint>& taints, Clock::TimePoint now) {
+  if (taints.empty()) cancelWorkWithEvent(podKey);
+  auto match = getMatchingTolerations(taints, tolerations, comparisonOperators_);
+  if (!match.allTolerated) {
+    KLOG_V(2, "\"Not all taints are tolerated after update for pod on node\" pod=\"" + podKey + "\" node=\""
+                                                                                  + nodeName + "\"");
+    cancelWorkWithEvent(podKey);
+    evictionQueue_->addWork(podKey, now, now);
+    return;
+  }
+  auto minToleration = getMinTolerationTime(match.used);
+  if (minToleration < std::chrono::seconds(0)) {
+    KLOG_V(2, "\"Current tolerations for pod tolerate forever, cancelling any scheduled deletion\" pod=\"" + podKey
+                                                                                                       + "\"");
+    cancelWorkWithEvent(podKey);
+    return;
+  }
+  auto start = now;
+  auto trigger = start + minToleration;
+  if (auto scheduled = evictionQueue_->getWorker(podKey)) {
+    start = scheduled->createdAt;
+    if (start + minToleration < trigger) return;  // the earlier deletion stands
+    cancelWorkWithEvent(podKey);
+  }
+  evictionQueue_->addWork(podKey, start, start + minToleration);
+}
+
+void TaintEvictionController::handlePodUpdate(const Item& it) {
+  const std::string key = it.podNamespace + "/" + it.podName;
+  auto pod = pods_.store().get(key);
+  if (!pod) {
+    cancelWorkWithEvent(key);
+    return;
+  }
+  if (pod->spec.nodeName != it.nodeName || pod->spec.nodeName.empty()) return;
+  std::vector<Taint> taints;
+  {
+    std::lock_guard l(taintedMu_);
+    auto t = taintedNodes_.find(pod->spec.nodeName);
+    if (t == taintedNodes_.end()) return;
+    taints = t->second;
+  }
+  processPodOnNode(key, pod->spec.nodeName, pod->spec.tolerations, taints, Clock::TimePoint(RealClock::get().now()));
+}
+
+void TaintEvictionController::handleNodeUpdate(const std::string& nodeName) {
+  auto node = nodes_.store().get(nodeName);
+  if (!node) {
+    std::lock_guard l(taintedMu_);
+    taintedNodes_.erase(nodeName);
+    return;
+  }
+  auto taints = noExecuteTaints(node->spec.taints);
+  {
+    std::lock_guard l(taintedMu_);
+    if (taints.empty()) taintedNodes_.erase(nodeName);
+    else taintedNodes_[nodeName] = taints;
+  }
+  auto pods = pods_.store().byIndex(kPodNodeNameIndex, nodeName);
+  if (pods.empty()) return;
+  if (taints.empty()) {
+    for (const auto& p : pods) cancelWorkWithEvent(p->metadata.namespace_ + "/" + p->metadata.name);
+    return;
+  }
+  auto now = RealClock::get().now();
+  for (const auto& p : pods)
+    processPodOnNode(p->metadata.namespace_ + "/" + p->metadata.name, nodeName, p->spec.tolerations, taints, now);
+}
+
+Status TaintEvictionController::deletePod(const std::string& podKey, Clock::TimePoint fireAt) {
+  KLOG_INFO("\"Deleting pod\" controller=\"" + name_ + "\" pod=\"" + podKey + "\"");
+  podEvent(podKey, "Marking for deletion Pod " + podKey);
+  auto [ns, name] = informers::splitMetaNamespaceKey(podKey);
+  Status s;
+  for (int i = 0; i < kRetries; ++i) {
+    s = addConditionAndDeletePod(ns, name);
+    if (s.ok()) {
+      auto& reg = metrics::Registry::global();
+      reg.counter("taint_eviction_controller_pod_deletions_total",
+                  "Total number of Pods deleted by TaintEvictionController since its start.")
+          .inc();
+      reg.histogram("taint_eviction_controller_pod_deletion_duration_seconds",
+                    "Latency, in seconds, between the time when a taint effect has been activated for the Pod and "
+                    "its deletion via TaintEvictionController.",
+                    {0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240})
+          .observe(std::chrono::duration<double>(RealClock::get().now() - fireAt).count());
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return s;
+}
+
+Status TaintEvictionController::addConditionAndDeletePod(const std::string& ns, const std::string& name) {
+  auto pod = client::get<Pod>(*client_, ns, name);
+  if (!pod.ok()) return pod.status();
+  auto status = pod->status;
+  api::core::v1::PodCondition cond;
+  cond.type = "DisruptionTarget";
+  cond.status = "True";
+  cond.reason = "DeletionByTaintManager";
+  cond.message = "Taint manager: deleting due to NoExecute taint";
+  cond.observedGeneration = pod->metadata.generation;
+  if (updatePodCondition(status, cond)) {
+    // Only the changed condition (strategic merge by type), guarded by the pod's UID as upstream's PatchPodStatus.
+    api::core::v1::PodCondition* c = nullptr;
+    for (auto& x : status.conditions)
+      if (x.type == "DisruptionTarget") c = &x;
+    std::string patch = R"({"metadata":{"uid":)" + nlohmann::json(pod->metadata.uid).dump() +
+                        R"(},"status":{"conditions":[)" + api::encodeJson(*c) + "]}}";
+    auto r = client::patch<Pod>(*client_, ns, name, client::PatchType::kStrategicMerge, patch, "status");
+    if (!r.ok()) return r.status();
+  }
+  return client::remove<Pod>(*client_, ns, name);
+}
+
+}  // namespace kcm::controllers
