@@ -219,8 +219,8 @@ metadata:
     kubernetes.io/arch: amd64
     topology.kubernetes.io/zone: zone-a
 status:
-  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\"}
-  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\"}"
+  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"250\"}
+  capacity: {cpu: \"32\", memory: 256Gi, pods: \"250\"}"
   done
   "${bin}/kubectl" --kubeconfig="${D}/admin.conf" apply -f - <<<"$nodes" >/dev/null
   if ! "${bin}/kubectl" --kubeconfig="${D}/admin.conf" wait --for=condition=Ready node -l type=kwok \

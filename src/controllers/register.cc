@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/gen/apps_v1_codec.h"
 #include "api/gen/coordination_v1_codec.h"
 #include "api/gen/core_v1_codec.h"
 #include "api/gen/rbac_v1_codec.h"
@@ -12,6 +13,7 @@
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/gc_controller.h"
 #include "controllers/registry.h"
+#include "controllers/replicaset/replica_set.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/serviceaccounttoken/tokens_controller.h"
@@ -186,9 +188,32 @@ Status startTaintEvictionController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
+template <class K>
+Status startReplicaSetLike(ControllerContext& ctx, const char* clientName, const char* workersFlag) {
+  auto c = ctx.clientBuilder->client(clientName);
+  if (!c.ok()) return c.status();
+  auto workers = ctx.flags->getInt(workersFlag);
+  if (!workers.ok()) return workers.status();
+  ReplicaSetControllerOptions o;
+  o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyReplicaSet");
+  o.terminatingReplicas = ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas");
+  auto ctrl = std::make_shared<ReplicaSetControllerT<K>>(*c, ctx.eventBroadcaster->newRecorder(clientName),
+                                                         ctx.informerFactory->forType<typename K::Object>(),
+                                                         ctx.informerFactory->forType<api::core::v1::Pod>(), o);
+  ctrl->run(static_cast<int>(*workers), ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void registerControllerInitFuncs() {
+  setInit("replicaset-controller", [](ControllerContext& ctx) {
+    return startReplicaSetLike<ReplicaSetKind>(ctx, "replicaset-controller", "concurrent-replicaset-syncs");
+  });
+  setInit("replicationcontroller-controller", [](ControllerContext& ctx) {
+    return startReplicaSetLike<ReplicationControllerKind>(ctx, "replication-controller", "concurrent-rc-syncs");
+  });
   setInit("node-lifecycle-controller", startNodeLifecycleController);
   setInit("taint-eviction-controller", startTaintEvictionController);
   setInit("serviceaccount-token-controller", startServiceAccountTokenController);

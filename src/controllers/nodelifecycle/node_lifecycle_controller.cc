@@ -60,14 +60,6 @@ bool sameCondition(const NodeCondition& a, const NodeCondition& b) {
          a.lastHeartbeatTime == b.lastHeartbeatTime && a.lastTransitionTime == b.lastTransitionTime;
 }
 
-uint64_t parseRV(const std::string& rv) {
-  try {
-    return rv.empty() ? 0 : std::stoull(rv);
-  } catch (...) {
-    return 0;
-  }
-}
-
 std::string zoneLabel(const std::string& zone) { return zone; }
 
 // The zone key in a log line as klog quotes it (the NUL separator as \x00).
@@ -132,6 +124,7 @@ NodeLifecycleController::NodeLifecycleController(std::shared_ptr<client::RestCli
                      return runtime::SyncResult::ok();  // upstream's queue is not rate limited: no retry
                    }),
       podUpdates_("node_lifecycle_controller_pods", [this](const std::string& key) { return processPod(key); }) {
+  if (opts_.leaseCircuitBreaker) consistency_.enable({{"leases", [this] { return leases_.lastSyncResourceVersion(); }}});
   pods_.store().addIndexer(kPodNodeNameIndex, [](const Pod& p) {
     return p.spec.nodeName.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.spec.nodeName};
   });
@@ -199,12 +192,6 @@ void NodeLifecycleController::setHealth(const std::string& name, NodeHealth h) {
 
 std::vector<NodeLifecycleController::PodPtr> NodeLifecycleController::podsAssignedToNode(const std::string& n) const {
   return pods_.store().byIndex(kPodNodeNameIndex, n);
-}
-
-bool NodeLifecycleController::leaseCacheReady() const {
-  std::lock_guard l(consistencyMu_);
-  if (waitForLeaseRV_.empty()) return true;
-  return parseRV(leases_.lastSyncResourceVersion()) >= parseRV(waitForLeaseRV_);
 }
 
 Status NodeLifecycleController::monitorNodeHealth() {
@@ -331,8 +318,8 @@ NodeLifecycleController::HealthResult NodeLifecycleController::tryUpdateNodeHeal
     }
   } save{this, name, nodeHealth};
 
-  if (opts_.leaseCircuitBreaker && !leaseCacheReady()) {
-    res.status = Status(StatusCode::kUnavailable, "lease cache has not yet observed resourceVersion " + waitForLeaseRV_);
+  if (Status ready = consistency_.ensureReady(""); !ready.ok()) {
+    res.status = ready;
     res.shortCircuit = true;
     return res;
   }
@@ -395,10 +382,7 @@ NodeLifecycleController::HealthResult NodeLifecycleController::tryUpdateNodeHeal
       auto live = client::get<api::coordination::v1::Lease>(*client_, kNodeLeaseNamespace, name);
       if (live.ok()) {
         if (live->metadata.resourceVersion != cachedRV) {
-          {
-            std::lock_guard l(consistencyMu_);
-            waitForLeaseRV_ = live->metadata.resourceVersion;
-          }
+          consistency_.wroteAt("", "", "leases", live->metadata.resourceVersion);
           res.status = Status(StatusCode::kUnavailable, "lease cache is stale: read resourceVersion \"" + cachedRV +
                                                             "\", the API server has \"" +
                                                             live->metadata.resourceVersion + "\"");

@@ -29,6 +29,7 @@
 #include "client/rest_client.h"
 #include "controllers/nodelifecycle/rate_limited_queue.h"
 #include "informers/shared_informer.h"
+#include "runtime/consistency.h"
 #include "runtime/controller.h"
 
 namespace kcm::controllers {
@@ -106,7 +107,6 @@ class NodeLifecycleController {
   Clock::TimePoint fromWall(const api::Time& t) const;
   std::optional<NodeHealth> health(const std::string& name) const;
   void setHealth(const std::string& name, NodeHealth h);
-  bool leaseCacheReady() const;
 
   std::shared_ptr<client::RestClient> client_;
   std::shared_ptr<client::EventRecorder> recorder_;
@@ -130,8 +130,7 @@ class NodeLifecycleController {
   std::set<std::string> nodesToRetry_;
 
   // Lease circuit breaker: the live Lease resourceVersion the cache must reach before health is judged again.
-  mutable std::mutex consistencyMu_;
-  std::string waitForLeaseRV_;
+  runtime::ConsistencyStore consistency_;
 
   runtime::ControllerBase nodeUpdates_;  // doNoScheduleTaintingPass + reconcileNodeLabels
   runtime::ControllerBase podUpdates_;   // processPod

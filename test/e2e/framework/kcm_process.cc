@@ -50,7 +50,7 @@ std::vector<std::string> seedFlagsForCluster(const std::vector<std::string>& ext
   return out;
 }
 
-KcmProcess::KcmProcess(std::vector<std::string> args, const std::string& logName) {
+KcmProcess::KcmProcess(std::vector<std::string> args, const std::string& logName, const std::string& binary) {
   log_ = Cluster::get().dir + "/logs/" + logName + ".log";
   std::ofstream(log_, std::ios::trunc).flush();  // never read a previous run's log
   pid_ = fork();
@@ -60,11 +60,11 @@ KcmProcess::KcmProcess(std::vector<std::string> args, const std::string& logName
     dup2(fileno(lf), 1);
     dup2(fileno(lf), 2);
     std::vector<char*> argv;
-    std::string bin = kcmBinary();
+    std::string bin = binary.empty() ? kcmBinary() : binary;
     argv.push_back(bin.data());
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
+    execvp(bin.c_str(), argv.data());
     _exit(127);
   }
 }

@@ -24,7 +24,8 @@ KcmProcess* startSoloKcm(const std::string& controllers, const std::vector<std::
 
 class KcmProcess {
  public:
-  KcmProcess(std::vector<std::string> args, const std::string& logName);
+  // `binary` empty: our kube-controller-manager; otherwise a program looked up on PATH (kubectl --watch, ...).
+  KcmProcess(std::vector<std::string> args, const std::string& logName, const std::string& binary = "");
   ~KcmProcess() { kill9(); }
   KcmProcess(const KcmProcess&) = delete;
   KcmProcess& operator=(const KcmProcess&) = delete;

@@ -1,0 +1,106 @@
+#pragma once
+// Helpers shared by the workload controllers (upstream pkg/controller/controller_utils.go and
+// controller_ref_manager.go, pkg/api/v1/pod): pod predicates, the pod control that creates/deletes pods with
+// events, the controller index, ranking of pods for scale-down, slow-start batches, and the controller-ref
+// manager that adopts matching orphans (after a live re-check of the owner) and releases pods that stopped
+// matching.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/gen/core_v1.h"
+#include "api/gen/meta_v1.h"
+#include "base/clock.h"
+#include "base/status.h"
+#include "client/events.h"
+#include "client/rest_client.h"
+
+namespace kcm::controllers {
+
+using PodPtr = std::shared_ptr<const api::core::v1::Pod>;
+using Labels = api::StringMap<std::string>;
+using LabelMatcher = std::function<bool(const Labels&)>;
+
+inline constexpr int kSlowStartInitialBatchSize = 1;
+inline constexpr const char* kPodControllerIndex = "podController";
+inline constexpr const char* kPodDeletionCost = "controller.kubernetes.io/pod-deletion-cost";
+
+// --- pods ---
+bool isPodActive(const api::core::v1::Pod& p);       // not Succeeded/Failed, not terminating
+bool isPodTerminating(const api::core::v1::Pod& p);  // not terminal, deletionTimestamp set
+bool isPodReady(const api::core::v1::Pod& p);
+const api::core::v1::PodCondition* podReadyCondition(const api::core::v1::Pod& p);
+// Ready for at least minReadySeconds at `now` (wall clock).
+bool isPodAvailable(const api::core::v1::Pod& p, int32_t minReadySeconds, api::Time now);
+std::string podKey(const api::core::v1::Pod& p);
+// When the next pod becomes available (minReadySeconds after turning Ready), if any pod is still waiting.
+std::optional<std::chrono::seconds> findMinNextPodAvailabilityCheck(const std::vector<PodPtr>& pods,
+                                                                   int32_t minReadySeconds, api::Time now);
+
+// --- owner references ---
+const api::meta::v1::OwnerReference* getControllerOf(const api::meta::v1::ObjectMeta& m);
+api::meta::v1::OwnerReference newControllerRef(const api::meta::v1::ObjectMeta& owner, const std::string& apiVersion,
+                                               const std::string& kind);
+// Index of pods by controller: "<ns>/<kind>/<name>/<uid>", or "<ns>" for orphans (upstream PodControllerIndex).
+std::vector<std::string> podControllerIndexKeys(const api::core::v1::Pod& p);
+std::string podControllerIndexKey(const std::string& ns, const api::meta::v1::OwnerReference* ref);
+
+// --- scale-down order (upstream ActivePodsWithRanks): unassigned < Pending < Unknown < Running; not ready before
+// ready; lower pod-deletion-cost first; more related pods on the same node first; more recently ready, more
+// restarts, newer (on a logarithmic time scale) first. ---
+struct RankedPod {
+  PodPtr pod;
+  int rank = 0;
+};
+void sortPodsForDeletion(std::vector<RankedPod>& pods, api::Time now);
+
+// --- slow start: calls fn in batches 1, 2, 4, ... up to count; stops at the first batch with an error.
+// Returns (successes, first error). Batches run concurrently. ---
+std::pair<int, Status> slowStartBatch(int count, int initialBatchSize, const std::function<Status()>& fn);
+
+// --- pod control with events on the owner ---
+class PodControl {
+ public:
+  PodControl(std::shared_ptr<client::RestClient> c, std::shared_ptr<client::EventRecorder> recorder)
+      : client_(std::move(c)), recorder_(std::move(recorder)) {}
+  // Creates a pod from the template owned by controllerRef ("FailedCreate"/"SuccessfulCreate" events).
+  Result<api::core::v1::Pod> createPods(const std::string& ns, const api::core::v1::PodTemplateSpec& tmpl,
+                                        const client::ObjectReference& owner,
+                                        const api::meta::v1::OwnerReference& controllerRef,
+                                        const std::string& generateName = "");
+  Status deletePod(const std::string& ns, const std::string& name, const client::ObjectReference& owner);
+  Status patchPod(const std::string& ns, const std::string& name, const std::string& strategicPatch);
+  client::RestClient& client() { return *client_; }
+
+ private:
+  std::shared_ptr<client::RestClient> client_;
+  std::shared_ptr<client::EventRecorder> recorder_;
+};
+// Forbidden because the namespace is terminating (upstream HasStatusCause NamespaceTerminatingCause).
+bool isNamespaceTerminating(const Status& s);
+
+// --- controller-ref manager for pods ---
+class PodControllerRefManager {
+ public:
+  // canAdopt: a live re-read of the owner that fails when it is gone, replaced or being deleted; called at most
+  // once, before the first adoption.
+  PodControllerRefManager(PodControl& control, const api::meta::v1::ObjectMeta& owner, std::string apiVersion,
+                          std::string kind, LabelMatcher selector, std::function<Status()> canAdopt);
+  // Pods this owner keeps: already owned and matching, plus adopted orphans. Releases owned pods that no longer
+  // match. Errors of individual pods are collected; the claimed list is returned with the first one.
+  std::pair<std::vector<PodPtr>, Status> claimPods(const std::vector<PodPtr>& pods);
+
+ private:
+  Status adoptPod(const api::core::v1::Pod& p);
+  Status releasePod(const api::core::v1::Pod& p);
+  PodControl& control_;
+  const api::meta::v1::ObjectMeta& owner_;
+  std::string apiVersion_, kind_;
+  LabelMatcher selector_;
+  std::function<Status()> canAdopt_;
+  std::optional<Status> canAdoptResult_;
+};
+
+}  // namespace kcm::controllers
