@@ -8,6 +8,7 @@
 #include "api/gen/rbac_v1_codec.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
+#include "controllers/deployment/deployment_controller.h"
 #include "controllers/register.h"
 #include "controllers/nodeipam/range_allocator.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
@@ -207,7 +208,24 @@ Status startReplicaSetLike(ControllerContext& ctx, const char* clientName, const
 
 }  // namespace
 
+namespace {
+Status startDeploymentController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("deployment-controller");
+  if (!c.ok()) return c.status();
+  auto workers = ctx.flags->getInt("concurrent-deployment-syncs");
+  if (!workers.ok()) return workers.status();
+  auto ctrl = std::make_shared<DeploymentController>(
+      *c, ctx.eventBroadcaster->newRecorder("deployment-controller"),
+      ctx.informerFactory->forType<api::apps::v1::Deployment>(), ctx.informerFactory->forType<api::apps::v1::ReplicaSet>(),
+      ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas"));
+  ctrl->run(static_cast<int>(*workers), ctx.stop);
+  ctx.running.push_back(ctrl);
+  return Status::Ok();
+}
+}  // namespace
+
 void registerControllerInitFuncs() {
+  setInit("deployment-controller", startDeploymentController);
   setInit("replicaset-controller", [](ControllerContext& ctx) {
     return startReplicaSetLike<ReplicaSetKind>(ctx, "replicaset-controller", "concurrent-replicaset-syncs");
   });

@@ -18,10 +18,7 @@ class ReplicaSets : public SoloKcmSuite<ReplicaSets> {
 
  protected:
   void TearDown() override {
-    // No garbage collector in this suite: scale owners down so their pods go before the namespace does.
-    kubectl({"scale", "rs,rc", "--all", "-n", ns(), "--replicas=0"});
-    kubectl({"delete", "pods", "--all", "-n", ns(), "--wait=false"});  // released/orphaned ones too
-    waitFor([&] { return podCount() == 0; }, 120s, 1s);
+    scaleAllToZero("rs,rc");
     E2ETest::TearDown();
   }
   static std::string rs(const std::string& name, int replicas, const std::string& kind = "ReplicaSet") {

@@ -360,7 +360,7 @@ runtime::SyncResult ReplicaSetControllerT<K>::syncReplicaSet(const std::string& 
   for (const auto& p : all)
     if (isPodActive(*p)) allActive.push_back(p);
 
-  PodControllerRefManager cm(podControl_, rs->metadata, K::kAPIVersion, K::kKind, *selector, [&]() -> Status {
+  ControllerRefManager<Pod> cm(rs->metadata, K::kAPIVersion, K::kKind, *selector, [&]() -> Status {
     auto fresh = client::get<Object>(*client_, ns, name);
     if (!fresh.ok()) return fresh.status();
     if (fresh->metadata.uid != rs->metadata.uid)
@@ -370,8 +370,10 @@ runtime::SyncResult ReplicaSetControllerT<K>::syncReplicaSet(const std::string& 
       return Status(StatusCode::kConflict,
                     rsKey + " has just been deleted at " + fresh->metadata.deletionTimestamp->rfc3339());
     return Status::Ok();
+  }, [this](const std::string& pns, const std::string& pname, const std::string& patch) {
+    return podControl_.patchPod(pns, pname, patch);
   });
-  auto [active, claimErr] = cm.claimPods(allActive);
+  auto [active, claimErr] = cm.claim(allActive);
   if (!claimErr.ok()) return runtime::SyncResult::error(claimErr);
 
   std::vector<PodPtr> terminating;

@@ -231,60 +231,18 @@ Status PodControl::patchPod(const std::string& ns, const std::string& name, cons
   return client::patch<Pod>(*client_, ns, name, client::PatchType::kStrategicMerge, patch).status();
 }
 
-PodControllerRefManager::PodControllerRefManager(PodControl& control, const ObjectMeta& owner, std::string apiVersion,
-                                                 std::string kind, LabelMatcher selector,
-                                                 std::function<Status()> canAdopt)
-    : control_(control), owner_(owner), apiVersion_(std::move(apiVersion)), kind_(std::move(kind)),
-      selector_(std::move(selector)), canAdopt_(std::move(canAdopt)) {}
-
-Status PodControllerRefManager::adoptPod(const Pod& p) {
-  if (!canAdoptResult_) canAdoptResult_ = canAdopt_();
-  if (!canAdoptResult_->ok())
-    return Status(canAdoptResult_->code(), "can't adopt Pod " + podKey(p) + ": " + canAdoptResult_->message());
-  nlohmann::json ref = {{"apiVersion", apiVersion_}, {"kind", kind_},          {"name", owner_.name},
-                        {"uid", owner_.uid},         {"controller", true},     {"blockOwnerDeletion", true}};
-  nlohmann::json patch = {{"metadata", {{"ownerReferences", nlohmann::json::array({ref})}, {"uid", p.metadata.uid}}}};
-  return control_.patchPod(p.metadata.namespace_, p.metadata.name, patch.dump());
+std::string adoptPatch(const std::string& apiVersion, const std::string& kind, const ObjectMeta& owner,
+                       const std::string& objectUID) {
+  nlohmann::json ref = {{"apiVersion", apiVersion}, {"kind", kind},       {"name", owner.name},
+                        {"uid", owner.uid},         {"controller", true}, {"blockOwnerDeletion", true}};
+  return nlohmann::json({{"metadata", {{"ownerReferences", nlohmann::json::array({ref})}, {"uid", objectUID}}}})
+      .dump();
 }
 
-Status PodControllerRefManager::releasePod(const Pod& p) {
-  KLOG_V(2, "\"Patching pod to remove its controllerRef\" pod=\"" + podKey(p) + "\" gvk=\"" + kind_ + "\" controller=\"" +
-                owner_.name + "\"");
-  nlohmann::json del = {{"$patch", "delete"}, {"uid", owner_.uid}};
-  nlohmann::json patch = {{"metadata", {{"ownerReferences", nlohmann::json::array({del})}, {"uid", p.metadata.uid}}}};
-  Status s = control_.patchPod(p.metadata.namespace_, p.metadata.name, patch.dump());
-  // Gone, or no longer ours (the uid precondition failed): nothing to release.
-  if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalid) return Status::Ok();
-  return s;
-}
-
-std::pair<std::vector<PodPtr>, Status> PodControllerRefManager::claimPods(const std::vector<PodPtr>& pods) {
-  std::vector<PodPtr> claimed;
-  Status first;
-  auto note = [&](Status s) {
-    if (!s.ok() && first.ok()) first = std::move(s);
-  };
-  for (const auto& p : pods) {
-    const bool match = selector_(p->metadata.labels);
-    if (const OwnerReference* ref = getControllerOf(p->metadata)) {
-      if (ref->uid != owner_.uid) continue;  // someone else's
-      if (match) {
-        claimed.push_back(p);
-        continue;
-      }
-      if (owner_.deletionTimestamp) continue;  // being deleted: leave its pods alone
-      note(releasePod(*p));
-      continue;
-    }
-    if (owner_.deletionTimestamp || !match || p->metadata.deletionTimestamp) continue;
-    Status s = adoptPod(*p);
-    if (s.ok()) {
-      claimed.push_back(p);
-    } else if (s.code() != StatusCode::kNotFound) {
-      note(std::move(s));
-    }
-  }
-  return {claimed, first};
+std::string releasePatch(const std::string& ownerUID, const std::string& objectUID) {
+  nlohmann::json del = {{"$patch", "delete"}, {"uid", ownerUID}};
+  return nlohmann::json({{"metadata", {{"ownerReferences", nlohmann::json::array({del})}, {"uid", objectUID}}}})
+      .dump();
 }
 
 }  // namespace kcm::controllers

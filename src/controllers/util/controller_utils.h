@@ -81,25 +81,64 @@ class PodControl {
 // Forbidden because the namespace is terminating (upstream HasStatusCause NamespaceTerminatingCause).
 bool isNamespaceTerminating(const Status& s);
 
-// --- controller-ref manager for pods ---
-class PodControllerRefManager {
+// --- controller-ref manager (upstream BaseControllerRefManager): claims objects for an owner ---
+// The JSON strategic-merge patches that adopt (add a controller ownerReference) and release (delete ours) an
+// object; both carry the object's uid as a precondition.
+std::string adoptPatch(const std::string& apiVersion, const std::string& kind, const api::meta::v1::ObjectMeta& owner,
+                       const std::string& objectUID);
+std::string releasePatch(const std::string& ownerUID, const std::string& objectUID);
+
+template <class T>
+class ControllerRefManager {
  public:
+  using Ptr = std::shared_ptr<const T>;
+  using PatchFunc = std::function<Status(const std::string& ns, const std::string& name, const std::string& patch)>;
   // canAdopt: a live re-read of the owner that fails when it is gone, replaced or being deleted; called at most
   // once, before the first adoption.
-  PodControllerRefManager(PodControl& control, const api::meta::v1::ObjectMeta& owner, std::string apiVersion,
-                          std::string kind, LabelMatcher selector, std::function<Status()> canAdopt);
-  // Pods this owner keeps: already owned and matching, plus adopted orphans. Releases owned pods that no longer
-  // match. Errors of individual pods are collected; the claimed list is returned with the first one.
-  std::pair<std::vector<PodPtr>, Status> claimPods(const std::vector<PodPtr>& pods);
+  ControllerRefManager(const api::meta::v1::ObjectMeta& owner, std::string apiVersion, std::string kind,
+                       LabelMatcher selector, std::function<Status()> canAdopt, PatchFunc patch)
+      : owner_(owner), apiVersion_(std::move(apiVersion)), kind_(std::move(kind)), selector_(std::move(selector)),
+        canAdopt_(std::move(canAdopt)), patch_(std::move(patch)) {}
+
+  // Objects this owner keeps: already owned and matching, plus adopted orphans. Releases owned objects that no
+  // longer match. Errors of single objects are collected; the claimed list comes with the first one.
+  std::pair<std::vector<Ptr>, Status> claim(const std::vector<Ptr>& objects) {
+    std::vector<Ptr> claimed;
+    Status first;
+    auto note = [&](Status s) {
+      if (!s.ok() && first.ok()) first = std::move(s);
+    };
+    for (const auto& o : objects) {
+      const auto& m = o->metadata;
+      const bool match = selector_(m.labels);
+      if (const api::meta::v1::OwnerReference* ref = getControllerOf(m)) {
+        if (ref->uid != owner_.uid) continue;  // someone else's
+        if (match) {
+          claimed.push_back(o);
+        } else if (!owner_.deletionTimestamp) {
+          Status s = patch_(m.namespace_, m.name, releasePatch(owner_.uid, m.uid));
+          // Gone, or no longer ours (the uid precondition failed): nothing to release.
+          if (s.code() != StatusCode::kNotFound && s.code() != StatusCode::kInvalid) note(std::move(s));
+        }
+        continue;
+      }
+      if (owner_.deletionTimestamp || !match || m.deletionTimestamp) continue;
+      if (!canAdoptResult_) canAdoptResult_ = canAdopt_();
+      Status s = canAdoptResult_->ok() ? patch_(m.namespace_, m.name, adoptPatch(apiVersion_, kind_, owner_, m.uid))
+                                       : Status(canAdoptResult_->code(), "can't adopt " + m.namespace_ + "/" + m.name +
+                                                                             ": " + canAdoptResult_->message());
+      if (s.ok()) claimed.push_back(o);
+      else if (s.code() != StatusCode::kNotFound) note(std::move(s));
+    }
+    return {claimed, first};
+  }
 
  private:
-  Status adoptPod(const api::core::v1::Pod& p);
-  Status releasePod(const api::core::v1::Pod& p);
-  PodControl& control_;
   const api::meta::v1::ObjectMeta& owner_;
   std::string apiVersion_, kind_;
   LabelMatcher selector_;
   std::function<Status()> canAdopt_;
+  PatchFunc patch_;
   std::optional<Status> canAdoptResult_;
 };
 

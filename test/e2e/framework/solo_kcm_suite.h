@@ -18,6 +18,13 @@ class SoloKcmSuite : public E2ETest {
     E2ETest::SetUp();
     apply(R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}})");
   }
+  // Without a garbage collector in the suite, workloads are scaled to zero (and stray pods deleted) so their pods
+  // are gone before the namespace is deleted. `kinds`: e.g. "deployment,rs".
+  void scaleAllToZero(const std::string& kinds) {
+    kubectl({"scale", kinds, "--all", "-n", ns(), "--replicas=0"});
+    kubectl({"delete", "pods", "--all", "-n", ns(), "--wait=false"});
+    waitFor([&] { return kubectl({"get", "pods", "-n", ns(), "-o", "name"}).out.empty(); }, 120s, 1s);
+  }
   static inline std::unique_ptr<KcmProcess> kcm_;
 };
 
