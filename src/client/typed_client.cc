@@ -117,6 +117,25 @@ Result<ListInfo> listMetadataPageStreaming(
   return decodeListStreaming<api::meta::v1::PartialObjectMetadata>(r->body, onItem);
 }
 
+Status removeDynamic(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
+                     const DeleteOptions& o) {
+  Request req;
+  req.method = "DELETE";
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns, name);
+  req.body = o.toJson();
+  return c.send(req).status();
+}
+
+Status removeCollectionDynamic(RestClient& c, const GroupVersionResource& gvr, const std::string& ns,
+                               const ListOptions& lo, const DeleteOptions& o) {
+  Request req;
+  req.method = "DELETE";
+  req.path = resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+  appendListQuery(lo, req.query);
+  req.body = o.toJson();
+  return c.send(req).status();
+}
+
 Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
                      const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
                      std::stop_token stop) {

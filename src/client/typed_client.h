@@ -317,6 +317,11 @@ Result<api::meta::v1::PartialObjectMetadataList> listMetadataPage(RestClient& c,
 Result<ListInfo> listMetadataPageStreaming(RestClient& c, const GroupVersionResource& gvr, const std::string& ns,
                                            const ListOptions& o,
                                            const std::function<void(api::meta::v1::PartialObjectMetadata&&)>& onItem);
+// DELETE of one object / a collection of a run-time resource (the metadata client's Delete/DeleteCollection).
+Status removeDynamic(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
+                     const DeleteOptions& o = {});
+Status removeCollectionDynamic(RestClient& c, const GroupVersionResource& gvr, const std::string& ns,
+                               const ListOptions& lo, const DeleteOptions& o = {});
 Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
                      const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
                      std::stop_token stop = {});

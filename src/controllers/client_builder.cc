@@ -7,10 +7,10 @@
 
 namespace kcm::controllers {
 
-Result<std::shared_ptr<client::RestClient>> SimpleClientBuilder::client(const std::string& name) {
+Result<client::RestConfig> SimpleClientBuilder::config(const std::string& name) {
   client::RestConfig c = root_;
   c.userAgent = version::userAgent("kube-controller-manager", name);
-  return client::RestClient::create(c);
+  return c;
 }
 
 Status ServiceAccountClientBuilder::ensureServiceAccount(const std::string& name) {
@@ -25,7 +25,7 @@ Status ServiceAccountClientBuilder::ensureServiceAccount(const std::string& name
   return Status::Ok();
 }
 
-Result<std::shared_ptr<client::RestClient>> ServiceAccountClientBuilder::client(const std::string& name) {
+Result<client::RestConfig> ServiceAccountClientBuilder::config(const std::string& name) {
   if (Status s = ensureServiceAccount(name); !s.ok()) return s.withContext("service account " + ns_ + "/" + name);
   client::RestConfig c = root_;
   // The service account's token replaces the root credentials.
@@ -54,7 +54,7 @@ Result<std::shared_ptr<client::RestClient>> ServiceAccountClientBuilder::client(
                            : r->status.expirationTimestamp.unixSeconds - api::Time::now().unixSeconds;
     return std::pair{r->status.token, std::chrono::seconds(std::max<int64_t>(1, lifetime * 8 / 10))};
   };
-  return client::RestClient::create(c);
+  return c;
 }
 
 }  // namespace kcm::controllers

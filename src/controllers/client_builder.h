@@ -18,13 +18,20 @@ namespace kcm::controllers {
 class ClientBuilder {
  public:
   virtual ~ClientBuilder() = default;
-  virtual Result<std::shared_ptr<client::RestClient>> client(const std::string& name) = 0;
+  // The REST config a controller named `name` uses (its own user agent and, for service-account credentials, its
+  // own token). Controllers that need other limits (namespace: QPS x20) adjust a copy.
+  virtual Result<client::RestConfig> config(const std::string& name) = 0;
+  Result<std::shared_ptr<client::RestClient>> client(const std::string& name) {
+    auto c = config(name);
+    if (!c.ok()) return c.status();
+    return client::RestClient::create(*c);
+  }
 };
 
 class SimpleClientBuilder : public ClientBuilder {
  public:
   explicit SimpleClientBuilder(client::RestConfig root) : root_(std::move(root)) {}
-  Result<std::shared_ptr<client::RestClient>> client(const std::string& name) override;
+  Result<client::RestConfig> config(const std::string& name) override;
 
  private:
   client::RestConfig root_;
@@ -35,7 +42,7 @@ class ServiceAccountClientBuilder : public ClientBuilder {
   ServiceAccountClientBuilder(client::RestConfig root, std::shared_ptr<client::RestClient> rootClient,
                               std::string ns = "kube-system", int64_t expirationSeconds = 3600)
       : root_(std::move(root)), rootClient_(std::move(rootClient)), ns_(std::move(ns)), expiration_(expirationSeconds) {}
-  Result<std::shared_ptr<client::RestClient>> client(const std::string& name) override;
+  Result<client::RestConfig> config(const std::string& name) override;
 
  private:
   Status ensureServiceAccount(const std::string& name);

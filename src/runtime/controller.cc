@@ -4,9 +4,10 @@
 
 namespace kcm::runtime {
 
-ControllerBase::ControllerBase(std::string name, SyncFunc sync, Clock& clock, int maxRetries)
+ControllerBase::ControllerBase(std::string name, SyncFunc sync, Clock& clock, int maxRetries,
+                               std::unique_ptr<ItemRateLimiter> limiter)
     : name_(std::move(name)), sync_(std::move(sync)), clock_(clock), maxRetries_(maxRetries),
-      queue_(name_, defaultControllerRateLimiter(clock), clock) {}
+      queue_(name_, limiter ? std::move(limiter) : defaultControllerRateLimiter(clock), clock) {}
 
 bool ControllerBase::processNextWorkItem() {
   auto key = queue_.get();

@@ -38,7 +38,9 @@ class ControllerBase {
 
   // name: the controller's name (queue metrics label, logs). maxRetries < 0: retry forever (most controllers);
   // otherwise drop the key after that many rate-limited retries, as some upstream controllers do.
-  ControllerBase(std::string name, SyncFunc sync, Clock& clock = RealClock::get(), int maxRetries = -1);
+  // limiter: the queue's rate limiter (default: defaultControllerRateLimiter).
+  ControllerBase(std::string name, SyncFunc sync, Clock& clock = RealClock::get(), int maxRetries = -1,
+                 std::unique_ptr<ItemRateLimiter> limiter = nullptr);
   virtual ~ControllerBase() = default;
 
   WorkQueue& queue() { return queue_; }

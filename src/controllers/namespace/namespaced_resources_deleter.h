@@ -1,0 +1,66 @@
+#pragma once
+// Empties a terminating namespace (upstream pkg/controller/namespace/deletion): marks it Terminating, deletes
+// every namespaced resource found by discovery that supports delete (pods first; deletecollection, else one by
+// one, background propagation), reports what is left in status.conditions (NamespaceDeletionDiscoveryFailure,
+// NamespaceDeletionGroupVersionParsingFailure, NamespaceDeletionContentFailure, NamespaceContentRemaining,
+// NamespaceFinalizersRemaining), and once nothing is left removes its finalizer token through /finalize.
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/gen/core_v1.h"
+#include "client/discovery.h"
+#include "client/rest_client.h"
+#include "client/typed_client.h"
+
+namespace kcm::controllers {
+
+class NamespacedResourcesDeleter {
+ public:
+  using DiscoverFunc = std::function<Result<std::vector<client::APIResourceInfo>>()>;
+  struct Outcome {
+    Status status;
+    int64_t remainingEstimateSeconds = 0;  // > 0: content is still going away; look again later
+  };
+
+  NamespacedResourcesDeleter(std::shared_ptr<client::RestClient> client, DiscoverFunc discover,
+                             std::string finalizerToken = "kubernetes");
+  // Learns which resources cannot list or deletecollection; an error when discovery yields nothing at all.
+  Status initOpCache();
+  Outcome deleteNamespace(const std::string& name);
+
+ private:
+  struct GVRDeletion {
+    int64_t finalizerEstimateSeconds = 0;
+    int numRemaining = 0;
+    std::map<std::string, int> finalizersToNumRemaining;
+  };
+  Result<api::core::v1::Namespace> retryOnConflict(
+      api::core::v1::Namespace ns,
+      const std::function<Result<api::core::v1::Namespace>(const api::core::v1::Namespace&)>& fn);
+  Result<api::core::v1::Namespace> updateNamespaceStatus(const api::core::v1::Namespace& ns);
+  Result<api::core::v1::Namespace> finalizeNamespace(const api::core::v1::Namespace& ns);
+  Outcome deleteAllContent(api::core::v1::Namespace& ns);
+  std::pair<GVRDeletion, Status> deleteAllContentForGVR(const client::GroupVersionResource& gvr, const std::string& ns,
+                                                        api::Time deletedAt);
+  Result<bool> deleteCollection(const client::GroupVersionResource& gvr, const std::string& ns);
+  Result<std::optional<api::meta::v1::PartialObjectMetadataList>> listCollection(
+      const client::GroupVersionResource& gvr, const std::string& ns);
+  Status deleteEachItem(const client::GroupVersionResource& gvr, const std::string& ns);
+  Result<int64_t> estimateGracefulTermination(const client::GroupVersionResource& gvr, const std::string& ns,
+                                              api::Time deletedAt);
+  bool supported(const std::string& op, const client::GroupVersionResource& gvr);
+  void setNotSupported(const std::string& op, const client::GroupVersionResource& gvr);
+
+  std::shared_ptr<client::RestClient> client_;
+  DiscoverFunc discover_;
+  std::string finalizerToken_;
+  std::mutex opMu_;
+  std::set<std::string> notSupported_;  // "<op> <gvr>"
+};
+
+}  // namespace kcm::controllers
