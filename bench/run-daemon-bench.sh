@@ -11,15 +11,9 @@ trap 'bash "${REPO_ROOT}/hack/cluster.sh" down "$name" >/dev/null 2>&1 || true' 
 bash "${REPO_ROOT}/hack/cluster.sh" up "$name" >/dev/null 2>&1
 eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
 CONTROLLERS="serviceaccount,root-ca-cert-publisher,ttl,nodeipam,podgc"
-FLAGS=()
-while IFS= read -r f; do FLAGS+=("$f"); done < <(awk '/^  - command:/{on=1; next} on && /^    - /{sub(/^    - /, ""); print; next} on{exit}' \
-  "${REPO_ROOT}/deploy/kube-controller-manager.yaml" | tail -n +2 | sed "s|/etc/kubernetes|${CLUSTER_DIR}|g" |
-  grep -v -e '^--controllers=' -e '^--port=' -e '^--experimental-cluster-signing-duration' -e '^--feature-gates=')
-FLAGS+=("--controllers=${CONTROLLERS}" "--secure-port=0" "--cluster-signing-duration=876000h")
+. "${REPO_ROOT}/bench/lib.sh"
+seed_flags "${CONTROLLERS}"
 
-proc_cpu() { awk '{print ($14+$15)/100}' "/proc/$1/stat"; }
-proc_rss_mib() { awk '/VmRSS/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
-proc_hwm_mib() { awk '/VmHWM/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
 run_one() {  # run_one LABEL BINARY
   local label="$1" bin="$2" prefix="b-${1}-"

@@ -13,14 +13,9 @@ trap 'bash "${REPO_ROOT}/hack/cluster.sh" down "$name" >/dev/null 2>&1 || true' 
 KWOK_NODES=5 bash "${REPO_ROOT}/hack/cluster.sh" up "$name" >/dev/null 2>&1
 eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
 CONTROLLERS="deployment,replicaset,serviceaccount,nodelifecycle"
-FLAGS=()
-while IFS= read -r f; do FLAGS+=("$f"); done < <(awk '/^  - command:/{on=1; next} on && /^    - /{sub(/^    - /, ""); print; next} on{exit}' \
-  "${REPO_ROOT}/deploy/kube-controller-manager.yaml" | tail -n +2 | sed "s|/etc/kubernetes|${CLUSTER_DIR}|g" |
-  grep -v -e '^--controllers=' -e '^--port=' -e '^--experimental-cluster-signing-duration' -e '^--feature-gates=')
-FLAGS+=("--controllers=${CONTROLLERS}" "--secure-port=0" "--cluster-signing-duration=876000h")
+. "${REPO_ROOT}/bench/lib.sh"
+seed_flags "${CONTROLLERS}"
 
-proc_cpu() { awk '{print ($14+$15)/100}' "/proc/$1/stat"; }
-proc_hwm_mib() { awk '/VmHWM/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
 available() {  # Deployments of namespace $1 with $2 available replicas
   kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
     grep -c "^$2\$" || true
