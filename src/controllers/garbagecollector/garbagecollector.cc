@@ -1,0 +1,360 @@
+#include "controllers/garbagecollector/garbagecollector.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/gen/meta_v1_codec.h"
+#include "base/log.h"
+
+namespace kcm::controllers::gc {
+
+using api::meta::v1::OwnerReference;
+using api::meta::v1::PartialObjectMetadata;
+
+namespace {
+const Status kEnqueuedVirtualDelete(StatusCode::kCancelled, "enqueued virtual delete event");
+const Status kNamespacedOwnerOfClusterScoped(StatusCode::kInvalidArgument,
+                                             "cluster-scoped objects cannot refer to namespaced owners");
+constexpr auto kResyncPeriod = std::chrono::seconds(30);
+
+std::pair<std::string, std::string> splitAPIVersion(const std::string& apiVersion) {
+  auto slash = apiVersion.find('/');
+  if (slash == std::string::npos) return {"", apiVersion};
+  return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
+}
+
+bool sameOwnerRefs(const std::vector<OwnerReference>& a, const std::vector<OwnerReference>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].uid != b[i].uid || a[i].name != b[i].name || a[i].kind != b[i].kind || a[i].apiVersion != b[i].apiVersion ||
+        a[i].controller != b[i].controller || a[i].blockOwnerDeletion != b[i].blockOwnerDeletion)
+      return false;
+  return true;
+}
+
+nlohmann::json ownerRefJson(const OwnerReference& o) {
+  nlohmann::json j = {{"apiVersion", o.apiVersion}, {"kind", o.kind}, {"name", o.name}, {"uid", o.uid}};
+  if (o.controller) j["controller"] = *o.controller;
+  if (o.blockOwnerDeletion) j["blockOwnerDeletion"] = *o.blockOwnerDeletion;
+  return j;
+}
+}  // namespace
+
+std::vector<client::APIResourceInfo> deletableResources(const std::vector<client::APIResourceInfo>& all) {
+  std::vector<client::APIResourceInfo> out;
+  for (const auto& r : all) {
+    if (!r.hasVerb("delete") || !r.hasVerb("list") || !r.hasVerb("watch")) continue;
+    if (r.resource == "events" && (r.group.empty() || r.group == "events.k8s.io")) continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataClient,
+                                   std::shared_ptr<client::DiscoveryClient> discovery,
+                                   informers::SharedInformerFactory& factory,
+                                   std::shared_ptr<client::EventRecorder> recorder)
+    : client_(std::move(metadataClient)), discovery_(std::move(discovery)), factory_(factory),
+      recorder_(std::move(recorder)),
+      deleteBase_("garbage_collector_attempt_to_delete", [this](const std::string& uid) { return attemptToDeleteWorker(uid); }),
+      orphanBase_("garbage_collector_attempt_to_orphan", [this](const std::string& uid) { return attemptToOrphanWorker(uid); }),
+      graph_(std::make_unique<GraphBuilder>(factory_, recorder_, deleteBase_.queue(), orphanBase_.queue(), absent_)) {}
+
+GarbageCollector::~GarbageCollector() {
+  for (auto& t : threads_) t.request_stop();
+}
+
+Status GarbageCollector::resyncMonitors() {
+  auto all = discovery_->serverPreferredResources();
+  if (!all.ok()) return all.status();
+  int added = graph_->syncMonitors(deletableResources(*all));
+  if (added > 0) KLOG_V(2, "\"synced monitors\" added=" + std::to_string(added));
+  return Status::Ok();
+}
+
+void GarbageCollector::run(int workers, std::stop_token stop) {
+  threads_.emplace_back([this](std::stop_token s) { graph_->run(s); });
+  threads_.emplace_back([this, workers, stop] {
+    KLOG_INFO("\"Starting controller\" controller=\"garbagecollector\"");
+    // Workers start once every monitor has synced, as upstream.
+    while (!stop.stop_requested() && !graph_->isSynced()) RealClock::get().sleepFor(std::chrono::milliseconds(100), stop);
+    if (stop.stop_requested()) return;
+    KLOG_INFO("\"All resource monitors have synced. Proceeding to collect garbage\"");
+    deleteBase_.start(workers, stop);
+    orphanBase_.start(workers, stop);
+    // Discovery re-sync: new resources (a CRD created later) get monitors.
+    while (RealClock::get().sleepFor(kResyncPeriod, stop)) {
+      discovery_->invalidate();
+      if (Status s = resyncMonitors(); !s.ok()) {
+        KLOG_ERROR("\"failed to discover resources\" err=\"" + s.message() + "\"");
+        continue;
+      }
+      factory_.start(stop);
+    }
+  });
+}
+
+Result<std::pair<client::GroupVersionResource, bool>> GarbageCollector::apiResource(const std::string& apiVersion,
+                                                                                      const std::string& kind) {
+  auto [group, version] = splitAPIVersion(apiVersion);
+  auto r = discovery_->resourceFor(group, version, kind);
+  if (!r.ok()) {
+    discovery_->invalidate();  // a kind created since the last look (upstream resets its REST mapper)
+    r = discovery_->resourceFor(group, version, kind);
+  }
+  if (!r.ok())
+    return Status(r.status().code(), "unable to get REST mapping for " + apiVersion + "/" + kind + ": " +
+                                         r.status().message());
+  return std::pair{client::GroupVersionResource{group, version, r->resource}, r->namespaced};
+}
+
+Result<PartialObjectMetadata> GarbageCollector::getObject(const ObjectReference& r) {
+  auto res = apiResource(r.apiVersion, r.kind);
+  if (!res.ok()) return res.status();
+  client::Request req;
+  req.path = client::resourcePath(res->first.group, res->first.version, res->first.resource,
+                                  res->second ? r.namespace_ : "", r.name);
+  req.accept = client::kAcceptPartialObjectMetadata;
+  return client::decodeResponse<PartialObjectMetadata>(client_->send(req));
+}
+
+Status GarbageCollector::deleteObject(const ObjectReference& r, const std::string& resourceVersion,
+                                      const std::vector<OwnerReference>& ownersAtRV, const std::string& policy) {
+  auto res = apiResource(r.apiVersion, r.kind);
+  if (!res.ok()) return res.status();
+  const std::string ns = res->second ? r.namespace_ : "";
+  client::DeleteOptions o;
+  o.preconditionUID = r.uid;
+  if (!resourceVersion.empty()) o.preconditionResourceVersion = resourceVersion;
+  o.propagationPolicy = policy;
+  Status s = client::removeDynamic(*client_, res->first, ns, r.name, o);
+  if (s.code() == StatusCode::kConflict && !resourceVersion.empty()) {
+    // Changed since read: still the same owners? Then delete regardless of the rest.
+    auto live = getObject(r);
+    if (!live.ok()) return live.status().code() == StatusCode::kNotFound ? Status::Ok() : live.status();
+    if (live->metadata.uid != r.uid) return Status::Ok();
+    if (!sameOwnerRefs(live->metadata.ownerReferences, ownersAtRV))
+      return Status(StatusCode::kConflict, "ownerReferences of " + r.toString() + " changed since they were read");
+    o.preconditionResourceVersion.reset();
+    s = client::removeDynamic(*client_, res->first, ns, r.name, o);
+  }
+  return s;
+}
+
+Status GarbageCollector::mergePatch(const client::GroupVersionResource& gvr, const std::string& ns,
+                                    const std::string& name, const std::string& body) {
+  client::Request req;
+  req.method = "PATCH";
+  req.path = client::resourcePath(gvr.group, gvr.version, gvr.resource, ns, name);
+  req.contentType = client::patchContentType(client::PatchType::kMerge);
+  req.accept = client::kAcceptPartialObjectMetadata;
+  req.body = body;
+  return client_->send(req).status();
+}
+
+Status GarbageCollector::patchOwnerRefs(const ObjectReference& r,
+                                        const std::function<bool(std::vector<OwnerReference>&)>& edit) {
+  auto res = apiResource(r.apiVersion, r.kind);
+  if (!res.ok()) return res.status();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto live = getObject(r);
+    if (!live.ok()) return live.status();
+    if (live->metadata.uid != r.uid) return Status(StatusCode::kNotFound, r.toString() + " was replaced");
+    auto refs = live->metadata.ownerReferences;
+    if (!edit(refs)) return Status::Ok();
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& o : refs) list.push_back(ownerRefJson(o));
+    nlohmann::json patch = {{"metadata",
+                             {{"ownerReferences", refs.empty() ? nlohmann::json(nullptr) : list},
+                              {"resourceVersion", live->metadata.resourceVersion},
+                              {"uid", r.uid}}}};
+    Status s = mergePatch(res->first, res->second ? r.namespace_ : "", r.name, patch.dump());
+    if (s.code() != StatusCode::kConflict) return s;
+  }
+  return Status(StatusCode::kConflict, "ownerReferences of " + r.toString() + " kept changing");
+}
+
+Status GarbageCollector::removeFinalizer(const ObjectReference& r, const char* finalizer) {
+  auto res = apiResource(r.apiVersion, r.kind);
+  if (!res.ok()) return res.status();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto live = getObject(r);
+    if (live.status().code() == StatusCode::kNotFound) return Status::Ok();
+    if (!live.ok())
+      return Status(live.status().code(), "cannot finalize owner " + r.toString() + ", because cannot get it: " +
+                                              live.status().message() + ". The garbage collector will retry later");
+    auto fs = live->metadata.finalizers;
+    auto it = std::find(fs.begin(), fs.end(), finalizer);
+    if (it == fs.end()) return Status::Ok();
+    fs.erase(it);
+    nlohmann::json patch = {{"metadata", {{"resourceVersion", live->metadata.resourceVersion}, {"finalizers", fs}}}};
+    Status s = mergePatch(res->first, res->second ? r.namespace_ : "", r.name, patch.dump());
+    if (s.code() != StatusCode::kConflict) return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
+  }
+  return Status(StatusCode::kConflict, "finalizers of " + r.toString() + " kept changing");
+}
+
+Result<std::pair<bool, std::optional<PartialObjectMetadata>>> GarbageCollector::isDangling(const OwnerReference& ref,
+                                                                                           const Node& item) {
+  ObjectReference key{ref.apiVersion, ref.kind, ref.name, ref.uid, ""};
+  if (absent_.has(key)) return std::pair{true, std::optional<PartialObjectMetadata>()};
+  key.namespace_ = item.identity.namespace_;
+  if (absent_.has(key)) return std::pair{true, std::optional<PartialObjectMetadata>()};
+  auto res = apiResource(ref.apiVersion, ref.kind);
+  if (!res.ok()) return res.status();
+  const bool namespaced = res->second;
+  if (!namespaced) key.namespace_ = "";
+  if (item.identity.namespace_.empty() && namespaced) return kNamespacedOwnerOfClusterScoped;
+  auto owner = getObject(ObjectReference{ref.apiVersion, ref.kind, ref.name, ref.uid, namespaced ? item.identity.namespace_ : ""});
+  if (owner.status().code() == StatusCode::kNotFound) {
+    absent_.add(key);
+    KLOG_V(5, "\"item's owner is not found\" item=\"" + item.identity.toString() + "\" owner=\"" + ref.name + "\"");
+    return std::pair{true, std::optional<PartialObjectMetadata>()};
+  }
+  if (!owner.ok()) return owner.status();
+  if (owner->metadata.uid != ref.uid) {
+    absent_.add(key);
+    return std::pair{true, std::optional<PartialObjectMetadata>()};
+  }
+  return std::pair{false, std::optional<PartialObjectMetadata>(std::move(owner).value())};
+}
+
+Result<GarbageCollector::Classified> GarbageCollector::classifyReferences(const Node& item,
+                                                                          const std::vector<OwnerReference>& refs) {
+  Classified c;
+  for (const auto& ref : refs) {
+    auto d = isDangling(ref, item);
+    if (!d.ok()) return d.status();
+    if (d->first) {
+      c.dangling.push_back(ref);
+      continue;
+    }
+    const auto& owner = *d->second;
+    if (owner.metadata.deletionTimestamp && hasFinalizer(owner.metadata, kFinalizerDeleteDependents))
+      c.waiting.push_back(ref);
+    else
+      c.solid.push_back(ref);
+  }
+  return c;
+}
+
+Status GarbageCollector::processDeletingDependentsItem(const Node& item) {
+  std::vector<Node> blocking;
+  for (const auto& dep : graph_->nodes(item.dependents))
+    for (const auto& o : dep.owners)
+      if (o.uid == item.identity.uid && o.blockOwnerDeletion.value_or(false)) blocking.push_back(dep);
+  if (blocking.empty()) return removeFinalizer(item.identity, kFinalizerDeleteDependents);
+  for (const auto& dep : blocking)
+    if (!dep.deletingDependents) deleteBase_.enqueue(dep.identity.uid);
+  return Status::Ok();
+}
+
+Status GarbageCollector::attemptToDeleteItem(const Node& item) {
+  KLOG_V(2, "\"Processing item\" item=\"" + item.identity.toString() + "\" virtual=" + (item.virtual_ ? "true" : "false"));
+  if (item.beingDeleted && !item.deletingDependents) return Status::Ok();
+  auto latest = getObject(item.identity);
+  if (latest.status().code() == StatusCode::kNotFound ||
+      (latest.ok() && latest->metadata.uid != item.identity.uid)) {
+    graph_->enqueueVirtualDeleteEvent(item.identity);
+    return kEnqueuedVirtualDelete;
+  }
+  if (!latest.ok()) return latest.status();
+  if (item.deletingDependents) return processDeletingDependentsItem(item);
+  const auto& refs = latest->metadata.ownerReferences;
+  if (refs.empty()) return Status::Ok();
+  auto c = classifyReferences(item, refs);
+  if (!c.ok()) return c.status();
+  if (!c->solid.empty()) {
+    if (c->dangling.empty() && c->waiting.empty()) return Status::Ok();
+    std::set<std::string> remove;
+    for (const auto& r : c->dangling) remove.insert(r.uid);
+    for (const auto& r : c->waiting) remove.insert(r.uid);
+    KLOG_V(2, "\"item has at least one existing owner, will not garbage collect\" item=\"" + item.identity.toString() + "\"");
+    return patchOwnerRefs(item.identity, [&](std::vector<OwnerReference>& rs) {
+      size_t before = rs.size();
+      std::erase_if(rs, [&](const OwnerReference& o) { return remove.count(o.uid) > 0; });
+      return rs.size() != before;
+    });
+  }
+  std::string policy;
+  if (!c->waiting.empty() && !item.dependents.empty()) {
+    // A dependent that itself waits for its dependents would deadlock on us: stop blocking our owners first.
+    for (const auto& dep : graph_->nodes(item.dependents)) {
+      if (!dep.deletingDependents) continue;
+      KLOG_V(2, "\"processing object, some of its owners and its dependent have FinalizerDeletingDependents, to "
+                "prevent potential cycle, its ownerReferences are going to be modified to be non-blocking\" item=\"" +
+                    item.identity.toString() + "\"");
+      Status s = patchOwnerRefs(item.identity, [](std::vector<OwnerReference>& rs) {
+        bool changed = false;
+        for (auto& o : rs)
+          if (o.blockOwnerDeletion.value_or(false)) {
+            o.blockOwnerDeletion = false;
+            changed = true;
+          }
+        return changed;
+      });
+      if (!s.ok()) return s;
+      break;
+    }
+    policy = "Foreground";
+  } else if (hasFinalizer(latest->metadata, kFinalizerOrphanDependents)) {
+    policy = "Orphan";
+  } else if (hasFinalizer(latest->metadata, kFinalizerDeleteDependents)) {
+    policy = "Foreground";
+  } else {
+    policy = "Background";
+  }
+  KLOG_V(2, "\"Deleting item\" item=\"" + item.identity.toString() + "\" propagationPolicy=\"" + policy + "\"");
+  Status s = deleteObject(item.identity, latest->metadata.resourceVersion, refs, policy);
+  if (s.code() == StatusCode::kNotFound) {
+    graph_->enqueueVirtualDeleteEvent(item.identity);
+    return kEnqueuedVirtualDelete;
+  }
+  return s;
+}
+
+runtime::SyncResult GarbageCollector::attemptToDeleteWorker(const std::string& uid) {
+  auto n = graph_->node(uid);
+  if (!n) return runtime::SyncResult::ok();
+  Status s = attemptToDeleteItem(*n);
+  if (s.code() == StatusCode::kCancelled) return runtime::SyncResult::ok();  // virtual delete enqueued
+  if (s.code() == kNamespacedOwnerOfClusterScoped.code() && s.message() == kNamespacedOwnerOfClusterScoped.message()) {
+    for (const auto& o : n->owners)
+      recorder_->event({n->identity.kind, n->identity.apiVersion, "", n->identity.name, n->identity.uid, "", ""},
+                       client::kEventTypeWarning, "OwnerRefInvalidNamespace",
+                       "ownerRef " + ObjectReference{o.apiVersion, o.kind, o.name, o.uid, ""}.toString() +
+                           " does not exist in namespace \"\"");
+    return runtime::SyncResult::ok();
+  }
+  if (!s.ok()) return runtime::SyncResult::error(Status(s.code(), "error syncing item " + n->identity.toString() + ": " + s.message()));
+  if (n->virtual_) {
+    // Exists in the API but not seen by a monitor yet: look again later.
+    auto again = graph_->node(uid);
+    if (again && again->virtual_) return runtime::SyncResult::after(std::chrono::seconds(1));
+  }
+  return runtime::SyncResult::ok();
+}
+
+runtime::SyncResult GarbageCollector::attemptToOrphanWorker(const std::string& uid) {
+  auto owner = graph_->node(uid);
+  if (!owner) return runtime::SyncResult::ok();
+  Status first;
+  for (const auto& dep : graph_->nodes(owner->dependents)) {
+    Status s = patchOwnerRefs(dep.identity, [&](std::vector<OwnerReference>& rs) {
+      size_t before = rs.size();
+      std::erase_if(rs, [&](const OwnerReference& o) { return o.uid == uid; });
+      return rs.size() != before;
+    });
+    if (!s.ok() && s.code() != StatusCode::kNotFound && first.ok())
+      first = Status(s.code(), "orphaning " + dep.identity.toString() + " failed, " + s.message());
+  }
+  if (!first.ok())
+    return runtime::SyncResult::error(Status(first.code(), "failed to orphan dependents of owner " +
+                                                               owner->identity.toString() + ", got errors: " +
+                                                               first.message()));
+  KLOG_V(5, "\"successfully updated all dependents\" owner=\"" + owner->identity.toString() + "\"");
+  if (Status s = removeFinalizer(owner->identity, kFinalizerOrphanDependents); !s.ok())
+    return runtime::SyncResult::error(s);
+  return runtime::SyncResult::ok();
+}
+
+}  // namespace kcm::controllers::gc

@@ -1,0 +1,335 @@
+#include "controllers/garbagecollector/graph_builder.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+
+namespace kcm::controllers::gc {
+
+using api::meta::v1::OwnerReference;
+using api::meta::v1::PartialObjectMetadata;
+
+bool hasFinalizer(const api::meta::v1::ObjectMeta& m, const char* f) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
+}
+
+namespace {
+ObjectReference ownerCoordinates(const OwnerReference& r, const std::string& ns) {
+  return {r.apiVersion, r.kind, r.name, r.uid, ns};
+}
+bool beingDeleted(const PartialObjectMetadata& o) { return o.metadata.deletionTimestamp.has_value(); }
+}  // namespace
+
+void AbsentOwnerCache::add(const ObjectReference& r) {
+  std::lock_guard l(mu_);
+  if (auto it = items_.find(r); it != items_.end()) {
+    order_.splice(order_.begin(), order_, it->second);
+    return;
+  }
+  order_.push_front(r);
+  items_[r] = order_.begin();
+  if (items_.size() > max_) {
+    items_.erase(order_.back());
+    order_.pop_back();
+  }
+}
+
+bool AbsentOwnerCache::has(const ObjectReference& r) {
+  std::lock_guard l(mu_);
+  auto it = items_.find(r);
+  if (it == items_.end()) return false;
+  order_.splice(order_.begin(), order_, it->second);
+  return true;
+}
+
+GraphBuilder::GraphBuilder(informers::SharedInformerFactory& factory, std::shared_ptr<client::EventRecorder> recorder,
+                           runtime::WorkQueue& attemptToDelete, runtime::WorkQueue& attemptToOrphan,
+                           AbsentOwnerCache& absent)
+    : factory_(factory), recorder_(std::move(recorder)), attemptToDelete_(attemptToDelete),
+      attemptToOrphan_(attemptToOrphan), absent_(absent) {}
+
+GraphBuilder::~GraphBuilder() = default;
+
+int GraphBuilder::syncMonitors(const std::vector<client::APIResourceInfo>& deletable) {
+  int added = 0;
+  for (const auto& r : deletable) {
+    client::GroupVersionResource gvr{r.group, r.version, r.resource};
+    {
+      std::lock_guard l(monitorsMu_);
+      if (!monitored_.insert(gvr.toString()).second) continue;
+    }
+    auto& inf = factory_.forMetadata(gvr);
+    const std::string apiVersion = r.groupVersion(), kind = r.kind;
+    informers::EventHandler<PartialObjectMetadata> h;
+    h.onAdd = [this, apiVersion, kind](const auto& o) { enqueue({EventType::kAdd, false, o, nullptr, apiVersion, kind}); };
+    h.onUpdate = [this, apiVersion, kind](const auto& old, const auto& o) {
+      enqueue({EventType::kUpdate, false, o, old, apiVersion, kind});
+    };
+    h.onDelete = [this, apiVersion, kind](const auto& o, bool) {
+      enqueue({EventType::kDelete, false, o, nullptr, apiVersion, kind});
+    };
+    inf.addEventHandler(h);
+    std::lock_guard l(monitorsMu_);
+    monitors_.push_back({gvr, kind, &inf});
+    ++added;
+  }
+  return added;
+}
+
+bool GraphBuilder::isSynced() const {
+  std::lock_guard l(monitorsMu_);
+  for (const auto& m : monitors_)
+    if (!m.informer->hasSynced()) return false;
+  return true;
+}
+
+void GraphBuilder::enqueue(Event e) {
+  {
+    std::lock_guard l(eventsMu_);
+    events_.push_back(std::move(e));
+  }
+  eventsCv_.notify_one();
+}
+
+void GraphBuilder::enqueueVirtualDeleteEvent(const ObjectReference& ref) {
+  auto obj = std::make_shared<PartialObjectMetadata>();
+  obj->metadata.name = ref.name;
+  obj->metadata.namespace_ = ref.namespace_;
+  obj->metadata.uid = ref.uid;
+  enqueue({EventType::kDelete, true, obj, nullptr, ref.apiVersion, ref.kind});
+}
+
+void GraphBuilder::run(std::stop_token stop) {
+  while (true) {
+    Event e;
+    {
+      std::unique_lock l(eventsMu_);
+      if (!eventsCv_.wait(l, stop, [&] { return !events_.empty(); })) return;
+      e = std::move(events_.front());
+      events_.pop_front();
+    }
+    processGraphChange(e);
+  }
+}
+
+std::optional<Node> GraphBuilder::node(const std::string& uid) const {
+  std::shared_lock l(graphMu_);
+  auto it = uidToNode_.find(uid);
+  if (it == uidToNode_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<Node> GraphBuilder::nodes(const std::set<std::string>& uids) const {
+  std::shared_lock l(graphMu_);
+  std::vector<Node> out;
+  for (const auto& u : uids)
+    if (auto it = uidToNode_.find(u); it != uidToNode_.end()) out.push_back(it->second);
+  return out;
+}
+
+// Called with graphMu_ held.
+void GraphBuilder::addDependentToOwners(Node& n, const std::vector<OwnerReference>& owners) {
+  bool potentiallyInvalid = false;
+  for (const auto& o : owners) {
+    auto it = uidToNode_.find(o.uid);
+    if (it == uidToNode_.end()) {
+      // An owner not observed yet: a virtual node the collector will verify.
+      Node v;
+      v.identity = ownerCoordinates(o, n.identity.namespace_);
+      v.virtual_ = true;
+      v.dependents.insert(n.identity.uid);
+      KLOG_V(5, "\"add virtual item\" identity=\"" + v.identity.toString() + "\"");
+      uidToNode_.emplace(o.uid, std::move(v));
+      attemptToDelete_.add(o.uid);
+      continue;
+    }
+    Node& owner = it->second;
+    owner.dependents.insert(n.identity.uid);
+    if (potentiallyInvalid) continue;
+    // A reference that cannot be right (another namespace, other coordinates): let the collector verify it.
+    const bool ownerNamespaced = !owner.identity.namespace_.empty();
+    if (ownerNamespaced && owner.identity.namespace_ != n.identity.namespace_) {
+      if (!owner.virtual_) {
+        KLOG_V(2, "\"item references an owner but does not match namespaces\" item=\"" + n.identity.toString() +
+                      "\" owner=\"" + owner.identity.toString() + "\"");
+        reportInvalidNamespaceOwnerRef(n, o.uid);
+      }
+      potentiallyInvalid = true;
+    } else if (o.apiVersion != owner.identity.apiVersion || o.kind != owner.identity.kind ||
+               o.name != owner.identity.name) {
+      potentiallyInvalid = true;
+    } else if (!ownerNamespaced && owner.identity.namespace_ != n.identity.namespace_ && owner.virtual_) {
+      potentiallyInvalid = true;
+    }
+  }
+  if (potentiallyInvalid) attemptToDelete_.add(n.identity.uid);
+}
+
+void GraphBuilder::removeDependentFromOwners(const Node& n, const std::vector<OwnerReference>& owners) {
+  for (const auto& o : owners)
+    if (auto it = uidToNode_.find(o.uid); it != uidToNode_.end()) it->second.dependents.erase(n.identity.uid);
+}
+
+void GraphBuilder::insertNode(Node n) {
+  const std::string uid = n.identity.uid;
+  auto owners = n.owners;
+  auto [it, _] = uidToNode_.insert_or_assign(uid, std::move(n));
+  addDependentToOwners(it->second, owners);
+}
+
+void GraphBuilder::removeNode(const Node& n) {
+  removeDependentFromOwners(n, n.owners);
+  uidToNode_.erase(n.identity.uid);
+}
+
+void GraphBuilder::reportInvalidNamespaceOwnerRef(const Node& n, const std::string& invalidOwnerUID) {
+  for (const auto& o : n.owners) {
+    if (o.uid != invalidOwnerUID) continue;
+    ObjectReference invalid{o.apiVersion, o.kind, o.name, o.uid, n.identity.namespace_};
+    recorder_->event({n.identity.kind, n.identity.apiVersion, n.identity.namespace_, n.identity.name, n.identity.uid,
+                      "", ""},
+                     client::kEventTypeWarning, "OwnerRefInvalidNamespace",
+                     "ownerRef " + invalid.toString() + " does not exist in namespace \"" + n.identity.namespace_ + "\"");
+    return;
+  }
+}
+
+void GraphBuilder::processTransitions(const PartialObjectMetadata* oldObj, const PartialObjectMetadata& obj,
+                                      const std::string& uid) {
+  auto starts = [&](const char* finalizer) {
+    if (!beingDeleted(obj) || !hasFinalizer(obj.metadata, finalizer)) return false;
+    return !oldObj || !beingDeleted(*oldObj) || !hasFinalizer(oldObj->metadata, finalizer);
+  };
+  if (starts(kFinalizerOrphanDependents)) {
+    KLOG_V(5, "\"add item to attemptToOrphan\" uid=\"" + uid + "\"");
+    attemptToOrphan_.add(uid);
+    return;
+  }
+  if (starts(kFinalizerDeleteDependents)) {
+    auto it = uidToNode_.find(uid);
+    if (it == uidToNode_.end()) return;
+    it->second.deletingDependents = true;
+    for (const auto& d : it->second.dependents) attemptToDelete_.add(d);
+    attemptToDelete_.add(uid);
+  }
+}
+
+void GraphBuilder::processGraphChange(const Event& e) {
+  const auto& obj = *e.obj;
+  const std::string& uid = obj.metadata.uid;
+  const ObjectReference observed{e.apiVersion, e.kind, obj.metadata.name, uid, obj.metadata.namespace_};
+  std::unique_lock l(graphMu_);
+  auto it = uidToNode_.find(uid);
+  bool found = it != uidToNode_.end();
+  if (found && !e.virtual_ && it->second.virtual_) {
+    // A virtual node observed for real: dependents that named it wrongly (e.g. another namespace) are re-checked.
+    Node& n = it->second;
+    if (observed != n.identity) {
+      for (const auto& depUID : n.dependents) {
+        auto d = uidToNode_.find(depUID);
+        if (d == uidToNode_.end()) continue;
+        bool matches = false;
+        for (const auto& o : d->second.owners)
+          if (o.uid == uid && o.apiVersion == observed.apiVersion && o.kind == observed.kind && o.name == observed.name)
+            matches = observed.namespace_.empty() || d->second.identity.namespace_ == observed.namespace_;
+        if (matches) continue;
+        if (!observed.namespace_.empty() && d->second.identity.namespace_ != observed.namespace_)
+          reportInvalidNamespaceOwnerRef(d->second, uid);
+        attemptToDelete_.add(depUID);
+      }
+      n.identity = observed;
+    }
+    n.virtual_ = false;
+  }
+  switch (e.type) {
+    case EventType::kAdd:
+    case EventType::kUpdate:
+      if (!found) {
+        Node n;
+        n.identity = observed;
+        n.owners = obj.metadata.ownerReferences;
+        n.beingDeleted = beingDeleted(obj);
+        n.deletingDependents = n.beingDeleted && hasFinalizer(obj.metadata, kFinalizerDeleteDependents);
+        insertNode(std::move(n));
+      } else {
+        Node& n = it->second;
+        // Owners added, removed or changed (e.g. blockOwnerDeletion) since the last event.
+        std::vector<OwnerReference> added, removed;
+        std::vector<OwnerReference> changed;
+        for (const auto& o : obj.metadata.ownerReferences) {
+          auto old = std::find_if(n.owners.begin(), n.owners.end(), [&](const auto& x) { return x.uid == o.uid; });
+          if (old == n.owners.end()) added.push_back(o);
+          else if (old->blockOwnerDeletion != o.blockOwnerDeletion || old->controller != o.controller ||
+                   old->name != o.name || old->kind != o.kind || old->apiVersion != o.apiVersion)
+            changed.push_back(o);
+        }
+        for (const auto& o : n.owners)
+          if (std::none_of(obj.metadata.ownerReferences.begin(), obj.metadata.ownerReferences.end(),
+                           [&](const auto& x) { return x.uid == o.uid; }))
+            removed.push_back(o);
+        if (!added.empty() || !removed.empty() || !changed.empty()) {
+          // An owner waiting in foreground deletion may be unblocked by a removed or unblocked reference.
+          auto unblock = [&](const OwnerReference& ref, bool wasBlocking) {
+            auto on = uidToNode_.find(ref.uid);
+            if (wasBlocking && on != uidToNode_.end() && on->second.deletingDependents) attemptToDelete_.add(ref.uid);
+          };
+          for (const auto& r : removed) unblock(r, r.blockOwnerDeletion.value_or(false));
+          for (const auto& c : changed) {
+            auto old = std::find_if(n.owners.begin(), n.owners.end(), [&](const auto& x) { return x.uid == c.uid; });
+            unblock(c, old->blockOwnerDeletion.value_or(false) && !c.blockOwnerDeletion.value_or(false));
+          }
+          n.owners = obj.metadata.ownerReferences;
+          Node copy = n;
+          addDependentToOwners(copy, added);
+          removeDependentFromOwners(copy, removed);
+        }
+        if (beingDeleted(obj)) uidToNode_.at(uid).beingDeleted = true;
+      }
+      processTransitions(e.oldObj.get(), obj, uid);
+      return;
+    case EventType::kDelete: {
+      if (!found) return;
+      Node n = it->second;
+      if (e.virtual_ && n.identity != observed) {
+        // The collector checked coordinates other than the node's: only dependents using them are affected.
+        std::vector<std::string> matching;
+        for (const auto& depUID : n.dependents) {
+          auto d = uidToNode_.find(depUID);
+          if (d == uidToNode_.end()) continue;
+          for (const auto& o : d->second.owners)
+            if (o.uid == uid && o.kind == observed.kind && o.name == observed.name && o.apiVersion == observed.apiVersion)
+              matching.push_back(depUID);
+        }
+        if (!matching.empty()) {
+          absent_.add(observed);
+          for (const auto& d : matching) attemptToDelete_.add(d);
+        }
+        return;
+      }
+      removeNode(n);
+      if (!n.dependents.empty()) absent_.add(observed);
+      for (const auto& d : n.dependents) attemptToDelete_.add(d);
+      for (const auto& o : n.owners) {
+        auto on = uidToNode_.find(o.uid);
+        // An owner in foreground deletion may be waiting for exactly this dependent.
+        if (on != uidToNode_.end() && on->second.deletingDependents) attemptToDelete_.add(o.uid);
+      }
+      return;
+    }
+  }
+}
+
+std::string GraphBuilder::dumpDOT() const {
+  std::shared_lock l(graphMu_);
+  std::string out = "strict digraph full {\n  // Node definitions.\n";
+  for (const auto& [uid, n] : uidToNode_)
+    out += "  \"" + uid + "\" [label=\"uid=" + uid + "\\nnamespace=" + n.identity.namespace_ + "\\n" + n.identity.kind +
+           "." + n.identity.apiVersion + "." + n.identity.name + "\"" + (n.virtual_ ? " fillcolor=\"#ff0000\" style=filled" : "") +
+           "];\n";
+  out += "\n  // Edge definitions.\n";
+  for (const auto& [uid, n] : uidToNode_)
+    for (const auto& d : n.dependents) out += "  \"" + d + "\" -> \"" + uid + "\";\n";
+  return out + "}\n";
+}
+
+}  // namespace kcm::controllers::gc

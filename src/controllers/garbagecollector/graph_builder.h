@@ -1,0 +1,132 @@
+#pragma once
+// The garbage collector's dependency graph (upstream pkg/controller/garbagecollector/graph.go, graph_builder.go):
+// one metadata informer ("monitor") per deletable resource found by discovery (events ignored), every object a
+// node keyed by UID with its ownerReferences; owners not (yet) observed are virtual nodes, checked against the API
+// server by the collector. Graph changes are applied by one thread, in event order; they feed the collector's
+// attemptToDelete queue (dependents of deleted owners, virtual owners, foreground deletions) and attemptToOrphan
+// queue (owners deleted with the orphan finalizer). Thread-safe: readers take snapshots under the graph lock.
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "api/gen/meta_v1.h"
+#include "client/discovery.h"
+#include "client/events.h"
+#include "client/typed_client.h"
+#include "informers/factory.h"
+#include "runtime/workqueue.h"
+
+namespace kcm::controllers::gc {
+
+inline constexpr const char* kFinalizerOrphanDependents = "orphan";
+inline constexpr const char* kFinalizerDeleteDependents = "foregroundDeletion";
+
+// An object's coordinates (upstream objectReference): ownerReference fields plus namespace.
+struct ObjectReference {
+  std::string apiVersion, kind, name, uid, namespace_;
+  bool operator==(const ObjectReference&) const = default;
+  bool operator<(const ObjectReference& o) const {
+    return std::tie(uid, apiVersion, kind, name, namespace_) < std::tie(o.uid, o.apiVersion, o.kind, o.name, o.namespace_);
+  }
+  std::string toString() const {
+    return "[" + apiVersion + "/" + kind + ", namespace: " + namespace_ + ", name: " + name + ", uid: " + uid + "]";
+  }
+};
+
+struct Node {
+  ObjectReference identity;
+  std::set<std::string> dependents;  // UIDs
+  std::vector<api::meta::v1::OwnerReference> owners;
+  bool beingDeleted = false;
+  bool deletingDependents = false;
+  bool virtual_ = false;  // created from an ownerReference, not (yet) observed
+};
+
+// A bounded LRU set of owners known to be absent (upstream ReferenceCache).
+class AbsentOwnerCache {
+ public:
+  explicit AbsentOwnerCache(size_t max) : max_(max) {}
+  void add(const ObjectReference& r);
+  bool has(const ObjectReference& r);
+
+ private:
+  std::mutex mu_;
+  size_t max_;
+  std::list<ObjectReference> order_;
+  std::map<ObjectReference, std::list<ObjectReference>::iterator> items_;
+};
+
+struct Monitor {
+  client::GroupVersionResource gvr;
+  std::string kind;
+  informers::SharedInformer<api::meta::v1::PartialObjectMetadata>* informer = nullptr;
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(informers::SharedInformerFactory& factory, std::shared_ptr<client::EventRecorder> recorder,
+               runtime::WorkQueue& attemptToDelete, runtime::WorkQueue& attemptToOrphan, AbsentOwnerCache& absent);
+  ~GraphBuilder();
+
+  // Adds monitors for resources not yet monitored (never removes: a vanished resource's informer just fails to
+  // list). Returns how many were added. New informers start with the factory's next start().
+  int syncMonitors(const std::vector<client::APIResourceInfo>& deletable);
+  bool isSynced() const;
+  void run(std::stop_token stop);  // processGraphChanges until stop
+
+  // For the collector: a copy of a node, if in the graph.
+  std::optional<Node> node(const std::string& uid) const;
+  std::vector<Node> nodes(const std::set<std::string>& uids) const;
+  // The collector found the object gone (or replaced): process it like a delete event.
+  void enqueueVirtualDeleteEvent(const ObjectReference& ref);
+  std::string dumpDOT() const;
+
+ private:
+  enum class EventType { kAdd, kUpdate, kDelete };
+  struct Event {
+    EventType type;
+    bool virtual_ = false;
+    std::shared_ptr<const api::meta::v1::PartialObjectMetadata> obj, oldObj;
+    std::string apiVersion, kind;
+  };
+  void enqueue(Event e);
+  void processGraphChange(const Event& e);
+  void insertNode(Node n);
+  void addDependentToOwners(Node& n, const std::vector<api::meta::v1::OwnerReference>& owners);
+  void removeDependentFromOwners(const Node& n, const std::vector<api::meta::v1::OwnerReference>& owners);
+  void removeNode(const Node& n);
+  void processTransitions(const api::meta::v1::PartialObjectMetadata* oldObj,
+                          const api::meta::v1::PartialObjectMetadata& obj, const std::string& uid);
+  void reportInvalidNamespaceOwnerRef(const Node& n, const std::string& invalidOwnerUID);
+
+  informers::SharedInformerFactory& factory_;
+  std::shared_ptr<client::EventRecorder> recorder_;
+  runtime::WorkQueue& attemptToDelete_;
+  runtime::WorkQueue& attemptToOrphan_;
+  AbsentOwnerCache& absent_;
+
+  mutable std::mutex monitorsMu_;
+  std::vector<Monitor> monitors_;
+  std::set<std::string> monitored_;  // gvr strings
+
+  std::mutex eventsMu_;
+  std::condition_variable_any eventsCv_;
+  std::deque<Event> events_;
+
+  mutable std::shared_mutex graphMu_;
+  std::unordered_map<std::string, Node> uidToNode_;
+};
+
+bool hasFinalizer(const api::meta::v1::ObjectMeta& m, const char* f);
+
+}  // namespace kcm::controllers::gc
