@@ -209,6 +209,10 @@ int run(const std::vector<std::string>& args) {
     ctx.featureGates = &gates;
     ctx.rootClient = *rootClient;
     ctx.stop = stop;
+    if (server)
+      ctx.addDebugHandler = [srv = server.get()](const std::string& path, std::function<std::string()> content) {
+        srv->addDebugHandler(path, std::move(content));
+      };
     if (f.getBool("use-service-account-credentials"))
       ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(*restCfg, *rootClient);
     else

@@ -12,6 +12,9 @@
 #include "client/events.h"
 #include "controllers/client_builder.h"
 #include "informers/factory.h"
+#include <functional>
+#include <string>
+
 #include "options/feature_gates.h"
 #include "options/options.h"
 
@@ -28,6 +31,10 @@ struct ControllerContext {
   std::shared_ptr<client::EventBroadcaster> eventBroadcaster;
   std::stop_token stop;
   std::atomic<bool> informersStarted{false};
+  // Registers a debug page on the secure server (e.g. /debug/controllers/garbagecollector/graph), behind the
+  // same authorization as /metrics; a no-op without serving.
+  std::function<void(const std::string& path, std::function<std::string()> content)> addDebugHandler =
+      [](const std::string&, std::function<std::string()>) {};
   // Started controllers: kept alive (and their worker threads joined) for as long as the context lives.
   std::vector<std::shared_ptr<void>> running;
 };

@@ -275,6 +275,11 @@ Status startGarbageCollectorController(ControllerContext& ctx) {
                                                      ctx.eventBroadcaster->newRecorder("garbage-collector-controller"));
   if (Status s = ctrl->resyncMonitors(); !s.ok()) return s.withContext("failed to discover resources");
   ctrl->run(static_cast<int>(*workers), ctx.stop);
+  ctx.addDebugHandler("/debug/controllers/garbagecollector/graph",
+                      [weak = std::weak_ptr<gc::GarbageCollector>(ctrl)]() -> std::string {
+                        auto gc = weak.lock();
+                        return gc ? gc->graphDOT() : "";
+                      });
   ctx.running.push_back(ctrl);
   return Status::Ok();
 }

@@ -246,6 +246,21 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
   s->server_->Get("/configz", [authorize, srv = s.get()](const httplib::Request& req, httplib::Response& res) {
     if (authorize(req, res)) res.set_content(srv->cfg_.configz, "application/json");
   });
+  s->server_->Get(R"(/debug/controllers/.*)", [authorize, srv = s.get()](const httplib::Request& req,
+                                                                        httplib::Response& res) {
+    if (!authorize(req, res)) return;
+    std::function<std::string()> page;
+    {
+      std::lock_guard l(srv->mu_);
+      if (auto it = srv->debug_.find(req.path); it != srv->debug_.end()) page = it->second;
+    }
+    if (!page) {
+      res.status = 404;
+      res.set_content("404 page not found\n", "text/plain; charset=utf-8");
+      return;
+    }
+    res.set_content(page(), "text/plain; charset=utf-8");
+  });
   s->server_->Get("/metrics", [authorize](const httplib::Request& req, httplib::Response& res) {
     if (authorize(req, res)) {
       metrics::updateProcessMetrics();
@@ -316,6 +331,11 @@ bool SecureServer::authorizeRemote(const UserInfo& user, const std::string& path
   std::lock_guard l(cacheMu_);
   authzCache_[key] = Cached{now, user, ok};
   return ok;
+}
+
+void SecureServer::addDebugHandler(const std::string& path, std::function<std::string()> content) {
+  std::lock_guard l(mu_);
+  debug_[path] = std::move(content);
 }
 
 void SecureServer::addHealthCheck(const std::string& name, Check check) {

@@ -6,6 +6,7 @@
 //                                withheld"; ?exclude=name skips a check
 //   /livez, /readyz              beyond upstream: liveness (process up) and readiness (its own checks)
 //   /metrics                     Prometheus text
+//   /debug/controllers/...       controllers' debug pages (the garbage collector's graph in DOT)
 // Authentication: client certificates verified against --client-ca-file (user = CN, groups = O). Authorization:
 // --authorization-always-allow-paths, and group system:masters; everything else is 403 (delegated
 // SubjectAccessReview is not implemented yet, and says so in its 403 reason).
@@ -66,6 +67,8 @@ class SecureServer {
   static Result<std::unique_ptr<SecureServer>> create(const ServingConfig& cfg);
   ~SecureServer();
   void addHealthCheck(const std::string& name, Check check);
+  // A page under /debug/controllers/ (text/plain), authorized like /metrics. Safe while serving.
+  void addDebugHandler(const std::string& path, std::function<std::string()> content);
   // Binds and serves on a background thread. Errors name the address (e.g. port in use).
   Status start();
   void stop();
@@ -83,6 +86,7 @@ class SecureServer {
   int port_ = 0;
   std::mutex mu_;
   std::vector<std::pair<std::string, Check>> checks_;
+  std::map<std::string, std::function<std::string()>> debug_;  // guarded by mu_
   struct Cached {
     std::chrono::steady_clock::time_point at;
     UserInfo user;

@@ -93,6 +93,15 @@ TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
   // The same headers without the proxy's certificate are not trusted.
   ExecResult forged = curl({"-H", "X-Remote-User: alice", "-H", "X-Remote-Group: system:masters"}, url + "/metrics");
   EXPECT_EQ(forged.out.substr(forged.out.size() - 3), "403") << forged.out;
+  // The garbage collector's dependency graph (DOT), behind the same authorization.
+  EXPECT_TRUE(waitFor([&] {
+    ExecResult g = curl({"--cert", d + "/pki/admin.crt", "--key", d + "/pki/admin.key"},
+                        url + "/debug/controllers/garbagecollector/graph");
+    return g.out.rfind("strict digraph full {", 0) == 0 && g.out.find("Namespace.v1.kube-system") != std::string::npos &&
+           g.out.substr(g.out.size() - 3) == "200";
+  }, 30s)) << kcm.log().substr(0, 2000);
+  ExecResult anonGraph = curl({}, url + "/debug/controllers/garbagecollector/graph");
+  EXPECT_EQ(anonGraph.out.substr(anonGraph.out.size() - 3), "403");
   ExecResult configz = curl({"--cert", d + "/pki/admin.crt", "--key", d + "/pki/admin.key"}, url + "/configz");
   EXPECT_NE(configz.out.find("\"leader-elect\":\"true\""), std::string::npos) << configz.out.substr(0, 200);
 

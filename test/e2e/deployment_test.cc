@@ -12,7 +12,7 @@ namespace {
 class Deployments : public SoloKcmSuite<Deployments> {
  public:
   static constexpr const char* kControllers =
-      "deployment-controller,replicaset-controller,node-lifecycle-controller";
+      "deployment-controller,replicaset-controller,node-lifecycle-controller,garbage-collector-controller";
   static constexpr const char* kLogName = "kcm-deployments";
   static std::vector<std::string> extraFlags() { return {}; }
 
@@ -221,6 +221,66 @@ TEST_F(Deployments, PausedDeploymentsWaitAndHistoryIsLimited) {
   // Three revisions, history limit 1: the new one plus one old ReplicaSet remain.
   EXPECT_TRUE(waitFor([&] { return replicaSets("app=hist").size() == 2u; }, 30s)) << kubectl({"get", "rs", "-n", ns()}).out;
   EXPECT_FALSE(rsWithImage("app=hist", "pause:3.8").is_object());
+}
+
+// deployment.go: "deployment should support rollover" -- a template update while the previous rollout is stuck
+// rolls over: the intermediate ReplicaSet goes to zero at once, the adopted original once the newest is available.
+TEST_F(Deployments, RolloverScalesTheIntermediateReplicaSetDown) {
+  apply(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"test-rollover-controller",)"
+        R"("labels":{"name":"rollover-pod","pod":"pause"}},"spec":{"replicas":1,"selector":{"matchLabels":)"
+        R"({"name":"rollover-pod","pod":"pause"}},"template":{"metadata":{"labels":{"name":"rollover-pod","pod":"pause"}},)"
+        R"("spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.9"}]}}}})");
+  ASSERT_TRUE(waitFor([&] { return get("rs", "test-rollover-controller")["status"].value("availableReplicas", 0) == 1; },
+                      60s));
+  // The first rollout can never finish: its pods are unschedulable.
+  apply(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"test-rollover-deployment"},"spec":{)"
+        R"("replicas":1,"minReadySeconds":10,"selector":{"matchLabels":{"name":"rollover-pod"}},)"
+        R"("strategy":{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":0,"maxSurge":1}},)"
+        R"("template":{"metadata":{"labels":{"name":"rollover-pod"}},"spec":{"nodeSelector":{"no-such-node":"x"},)"
+        R"("containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}}})");
+  ASSERT_TRUE(waitFor([&] { return replicaSets("name=rollover-pod").size() == 2; }, 60s));
+  std::string intermediate;
+  for (const Json& rs : replicaSets("name=rollover-pod"))
+    if (rs["metadata"]["name"] != "test-rollover-controller") intermediate = rs["metadata"]["name"];
+  ASSERT_TRUE(waitFor([&] { return specReplicas(get("rs", intermediate)) == 1; }, 30s));
+  EXPECT_EQ(specReplicas(get("rs", "test-rollover-controller")), 1);  // maxUnavailable 0: the original stays
+  // Roll over to a template that works.
+  ASSERT_TRUE(kubectl({"patch", "deployment", "test-rollover-deployment", "-n", ns(), "--type=json", "-p",
+                       R"([{"op":"remove","path":"/spec/template/spec/nodeSelector"},)"
+                       R"({"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.k8s.io/pause:3.8"}])"})
+                  .ok());
+  ASSERT_TRUE(waitFor([&] { return complete("test-rollover-deployment", 1); }, 90s))
+      << kubectl({"get", "rs", "-n", ns()}).out;
+  EXPECT_EQ(specReplicas(get("rs", "test-rollover-controller")), 0);
+  EXPECT_EQ(specReplicas(get("rs", intermediate)), 0);
+  Json newest = rsWithImage("name=rollover-pod", "pause:3.8");
+  EXPECT_EQ(specReplicas(newest), 1);
+  EXPECT_EQ(newest["status"].value("availableReplicas", 0), 1);
+}
+
+// deployment.go: "should run the lifecycle of a Deployment" -- create, patch, status, scale, delete (the garbage
+// collector takes the ReplicaSets and pods with it).
+TEST_F(Deployments, LifecycleCreatePatchStatusScaleDelete) {
+  apply(deployment("lifecycle", 1, "pause:3.9"));
+  ASSERT_TRUE(waitFor([&] { return complete("lifecycle", 1); }, 60s));
+  ASSERT_TRUE(kubectl({"patch", "deployment", "lifecycle", "-n", ns(), "--type=merge", "-p",
+                       R"({"metadata":{"labels":{"test-deployment":"patched"}},"spec":{"replicas":2,"template":{"spec":)"
+                       R"({"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}}})"}).ok());
+  ASSERT_TRUE(waitFor([&] { return complete("lifecycle", 2) && rsWithImage("app=lifecycle", "pause:3.10").is_object(); },
+                      60s));
+  EXPECT_EQ(kubectl({"get", "deployments", "-n", ns(), "-l", "test-deployment=patched", "-o", "name"}).out,
+            "deployment.apps/lifecycle\n");
+  // A condition written through /status by someone else survives the controller's own status writes.
+  ASSERT_TRUE(kubectl({"patch", "deployment", "lifecycle", "-n", ns(), "--subresource=status", "--type=json", "-p",
+                       R"([{"op":"add","path":"/status/conditions/-","value":{"type":"StatusPatched","status":"True",)"
+                       R"("reason":"E2E","message":"Set from e2e test"}}])"}).ok());
+  ASSERT_TRUE(kubectl({"patch", "deployment", "lifecycle", "-n", ns(), "--subresource=scale", "--type=merge", "-p",
+                       R"({"spec":{"replicas":3}})"}).ok());
+  ASSERT_TRUE(waitFor([&] { return complete("lifecycle", 3); }, 60s));
+  EXPECT_EQ(condition("lifecycle", "StatusPatched").value("reason", ""), "E2E");
+  ASSERT_TRUE(kubectl({"delete", "deployment", "lifecycle", "-n", ns(), "--wait=false"}).ok());
+  EXPECT_TRUE(waitFor([&] { return replicaSets("app=lifecycle").empty() && pods("app=lifecycle").empty(); }, 60s))
+      << kubectl({"get", "rs,pods", "-n", ns()}).out;
 }
 
 }  // namespace

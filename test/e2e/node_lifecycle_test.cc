@@ -26,7 +26,8 @@ std::string nowMicro() {
 
 class NodeLifecycle : public SoloKcmSuite<NodeLifecycle> {
  public:
-  static constexpr const char* kControllers = "node-lifecycle-controller,taint-eviction-controller";
+  static constexpr const char* kControllers =
+      "node-lifecycle-controller,taint-eviction-controller,deployment-controller,replicaset-controller";
   static constexpr const char* kLogName = "kcm-node-lifecycle";
   static std::vector<std::string> extraFlags() { return {"-v=2"}; }
 
@@ -116,13 +117,19 @@ TEST_F(NodeLifecycle, NewKwokNodeLosesNotReadyTaintOnceReadyAndPodsGetScheduled)
   // The controller also mirrors the stable os/arch labels to the beta ones, as upstream.
   EXPECT_TRUE(waitFor([&] { return nodeJson(node)["metadata"]["labels"].contains("beta.kubernetes.io/os") ||
                                    !nodeJson(node)["metadata"]["labels"].contains("kubernetes.io/os"); }, 10s));
-  // The real scheduler now places a pod there.
-  apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"scheduled"},"spec":{"nodeSelector":{"e2e-ns":")" + ns() +
-        R"("},"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})");
-  EXPECT_TRUE(waitFor([&] { return podJson("scheduled")["status"].value("phase", "") == "Running"; }, 60s))
-      << podJson("scheduled").dump();
-  EXPECT_EQ(podJson("scheduled")["spec"].value("nodeName", ""), node);
-  kubectl({"delete", "pod", "scheduled", "-n", ns(), "--wait=false"});
+  // The real scheduler now places a Deployment's pods there, and KWOK runs them.
+  apply(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"scheduled"},"spec":{"replicas":2,)"
+        R"("selector":{"matchLabels":{"app":"scheduled"}},"template":{"metadata":{"labels":{"app":"scheduled"}},)"
+        R"("spec":{"nodeSelector":{"e2e-ns":")" + ns() +
+        R"("},"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}}})");
+  auto running = [&] {
+    ExecResult r = kubectl({"get", "pods", "-n", ns(), "-l", "app=scheduled", "-o",
+                            "jsonpath={range .items[*]}{.spec.nodeName} {.status.phase}{\"\\n\"}{end}"});
+    return r.out;
+  };
+  EXPECT_TRUE(waitFor([&] { return running() == node + " Running\n" + node + " Running\n"; }, 60s)) << running();
+  kubectl({"scale", "deployment", "scheduled", "-n", ns(), "--replicas=0"});
+  waitFor([&] { return running().empty(); }, 30s);
 }
 
 TEST_F(NodeLifecycle, UnschedulableNodeGetsTheUnschedulableTaintAndLosesItWhenUncordoned) {
