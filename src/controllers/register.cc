@@ -12,6 +12,7 @@
 #include "controllers/garbagecollector/garbagecollector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/register.h"
+#include "controllers/nodeipam/ipam_config.h"
 #include "controllers/nodeipam/range_allocator.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/gc_controller.h"
@@ -76,7 +77,8 @@ Status startTTLController(ControllerContext& ctx) {
   return Status::Ok();
 }
 
-// startNodeIpamController: RangeAllocator only (built-in cloud allocators are gone upstream too).
+// startNodeIpamController: RangeAllocator only (built-in cloud allocators are gone upstream too); IPv4, IPv6 or
+// dual-stack.
 Status startNodeIpamController(ControllerContext& ctx) {
   const auto& f = *ctx.flags;
   if (!f.getBool("allocate-node-cidrs"))
@@ -85,14 +87,18 @@ Status startNodeIpamController(ControllerContext& ctx) {
   if (clusterCIDR.empty())
     return Status(StatusCode::kInvalidArgument,
                   "kube-controller-manager --cluster-cidr flag must not be empty when --allocate-node-cidrs is set");
-  int mask = 24;
-  if (auto m = f.getInt("node-cidr-mask-size-ipv4"); m.ok() && *m > 0) mask = static_cast<int>(*m);
-  else if (auto m2 = f.getInt("node-cidr-mask-size"); m2.ok() && *m2 > 0) mask = static_cast<int>(*m2);
+  auto intFlag = [&](const char* name) {
+    auto v = f.getInt(name);
+    return v.ok() ? static_cast<int>(*v) : 0;
+  };
+  auto cfg = nodeIpamConfig(clusterCIDR, intFlag("node-cidr-mask-size"), intFlag("node-cidr-mask-size-ipv4"),
+                            intFlag("node-cidr-mask-size-ipv6"), f.get("service-cluster-ip-range"));
+  if (!cfg.ok()) return cfg.status();
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
   auto alloc = RangeAllocator::create(*c, ctx.eventBroadcaster->newRecorder("cidrAllocator"),
-                                      ctx.informerFactory->forType<api::core::v1::Node>(), clusterCIDR, mask,
-                                      f.get("service-cluster-ip-range"));
+                                      ctx.informerFactory->forType<api::core::v1::Node>(), cfg->clusterCIDRs,
+                                      cfg->nodeMaskSizes, cfg->serviceCIDRs);
   if (!alloc.ok()) return alloc.status();
   std::shared_ptr<RangeAllocator> ctrl = std::move(alloc).value();
   ctrl->run(30, ctx.stop);  // upstream's cidrUpdateWorkers

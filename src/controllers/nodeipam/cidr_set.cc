@@ -6,59 +6,79 @@
 
 namespace kcm::controllers {
 
-Result<Ipv4Cidr> Ipv4Cidr::parse(const std::string& s) {
+namespace {
+using u128 = unsigned __int128;
+
+// 2^n - 1 without overflowing for n = 128.
+u128 lowOnes(int n) { return n >= 128 ? ~u128{0} : (u128{1} << n) - 1; }
+}  // namespace
+
+Result<IpCidr> IpCidr::parse(const std::string& s) {
   auto slash = s.find('/');
   if (slash == std::string::npos) return Status(StatusCode::kInvalidArgument, "invalid CIDR address: " + s);
-  in_addr a{};
-  if (inet_pton(AF_INET, s.substr(0, slash).c_str(), &a) != 1)
-    return Status(StatusCode::kInvalidArgument, "invalid CIDR address: " + s);
+  const std::string addr = s.substr(0, slash);
+  IpCidr c;
+  c.v6 = addr.find(':') != std::string::npos;
+  u128 ip = 0;
+  if (c.v6) {
+    in6_addr a{};
+    if (inet_pton(AF_INET6, addr.c_str(), &a) != 1) return Status(StatusCode::kInvalidArgument, "invalid CIDR address: " + s);
+    for (unsigned char b : a.s6_addr) ip = (ip << 8) | b;
+  } else {
+    in_addr a{};
+    if (inet_pton(AF_INET, addr.c_str(), &a) != 1) return Status(StatusCode::kInvalidArgument, "invalid CIDR address: " + s);
+    ip = ntohl(a.s_addr);
+  }
   char* end = nullptr;
   long p = std::strtol(s.c_str() + slash + 1, &end, 10);
-  if (*end || p < 0 || p > 32) return Status(StatusCode::kInvalidArgument, "invalid CIDR address: " + s);
-  Ipv4Cidr c;
+  if (*end || slash + 1 == s.size() || p < 0 || p > c.bits())
+    return Status(StatusCode::kInvalidArgument, "invalid CIDR address: " + s);
   c.prefix = static_cast<int>(p);
-  uint32_t mask = c.prefix == 0 ? 0 : ~uint32_t{0} << (32 - c.prefix);
-  c.base = ntohl(a.s_addr) & mask;
+  c.base = ip & ~lowOnes(c.bits() - c.prefix) & lowOnes(c.bits());
   return c;
 }
 
-std::string Ipv4Cidr::toString() const {
-  in_addr a{};
-  a.s_addr = htonl(base);
-  char buf[INET_ADDRSTRLEN];
-  inet_ntop(AF_INET, &a, buf, sizeof buf);
+std::string IpCidr::toString() const {
+  char buf[INET6_ADDRSTRLEN];
+  if (v6) {
+    in6_addr a{};
+    u128 v = base;
+    for (int i = 15; i >= 0; --i, v >>= 8) a.s6_addr[i] = static_cast<unsigned char>(v & 0xff);
+    inet_ntop(AF_INET6, &a, buf, sizeof buf);
+  } else {
+    in_addr a{};
+    a.s_addr = htonl(static_cast<uint32_t>(base));
+    inet_ntop(AF_INET, &a, buf, sizeof buf);
+  }
   return std::string(buf) + "/" + std::to_string(prefix);
 }
 
-bool Ipv4Cidr::contains(uint32_t ip) const {
-  uint32_t mask = prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix);
-  return (ip & mask) == base;
-}
-
-Result<CidrSet> CidrSet::create(const Ipv4Cidr& cluster, int nodeMaskSize) {
-  // Upstream caps the number of subnets a cluster CIDR can be split into (mask - prefix <= 16).
-  if (nodeMaskSize < cluster.prefix)
-    return Status(StatusCode::kInvalidArgument, "invalid --node-cidr-mask-size: it must be larger than the cluster CIDR's");
-  if (nodeMaskSize - cluster.prefix > 16)
-    return Status(StatusCode::kInvalidArgument,
-                  "CIDRSet count would be too large: the cluster CIDR " + cluster.toString() + " split into /" +
-                      std::to_string(nodeMaskSize) + " has more than 65536 subnets");
+Result<CidrSet> CidrSet::create(const IpCidr& cluster, int nodeMaskSize) {
+  if (nodeMaskSize < cluster.prefix || nodeMaskSize > cluster.bits())
+    return Status(StatusCode::kInvalidArgument, "invalid node CIDR mask size /" + std::to_string(nodeMaskSize) +
+                                                    " for the cluster CIDR " + cluster.toString());
+  const int diff = nodeMaskSize - cluster.prefix;
+  if (cluster.v6 && diff > 16)
+    return Status(StatusCode::kInvalidArgument, "New CIDR set failed; the node CIDR size is too big");
+  if (!cluster.v6 && diff > 24)
+    return Status(StatusCode::kInvalidArgument, "the cluster CIDR " + cluster.toString() + " split into /" +
+                                                    std::to_string(nodeMaskSize) + " has more than 2^24 subnets");
   CidrSet s;
   s.cluster_ = cluster;
   s.mask_ = nodeMaskSize;
-  s.bits_.assign(size_t{1} << (nodeMaskSize - cluster.prefix), false);
+  s.bits_.assign(size_t{1} << diff, false);
   return s;
 }
 
-Result<Ipv4Cidr> CidrSet::allocateNext() {
+Result<IpCidr> CidrSet::allocateNext() {
   for (size_t i = 0; i < bits_.size(); ++i) {
     size_t idx = (next_ + i) % bits_.size();
     if (bits_[idx]) continue;
     bits_[idx] = true;
     ++used_;
     next_ = (idx + 1) % bits_.size();
-    Ipv4Cidr c;
-    c.base = cluster_.base + static_cast<uint32_t>(idx << (32 - mask_));
+    IpCidr c = cluster_;
+    c.base = cluster_.base + (u128{idx} << (cluster_.bits() - mask_));
     c.prefix = mask_;
     return c;
   }
@@ -66,17 +86,20 @@ Result<Ipv4Cidr> CidrSet::allocateNext() {
                 "CIDR allocation failed; there are no remaining CIDRs left to allocate in the accepted range");
 }
 
-std::optional<std::pair<size_t, size_t>> CidrSet::range(const Ipv4Cidr& cidr) const {
-  uint64_t clusterStart = cluster_.base, clusterEnd = clusterStart + (uint64_t{1} << (32 - cluster_.prefix)) - 1;
-  uint64_t start = cidr.base, end = start + (uint64_t{1} << (32 - cidr.prefix)) - 1;
+std::optional<std::pair<size_t, size_t>> CidrSet::range(const IpCidr& cidr) const {
+  if (cidr.v6 != cluster_.v6) return std::nullopt;
+  const int bits = cluster_.bits();
+  u128 clusterStart = cluster_.base, clusterEnd = clusterStart + lowOnes(bits - cluster_.prefix);
+  u128 start = cidr.base, end = start + lowOnes(bits - cidr.prefix);
   if (end < clusterStart || start > clusterEnd) return std::nullopt;
   start = std::max(start, clusterStart);
   end = std::min(end, clusterEnd);
-  return std::pair{static_cast<size_t>((start - clusterStart) >> (32 - mask_)),
-                   static_cast<size_t>((end - clusterStart) >> (32 - mask_))};
+  const int shift = bits - mask_;
+  return std::pair{static_cast<size_t>((start - clusterStart) >> shift),
+                   static_cast<size_t>((end - clusterStart) >> shift)};
 }
 
-Status CidrSet::occupy(const Ipv4Cidr& cidr) {
+Status CidrSet::occupy(const IpCidr& cidr) {
   auto r = range(cidr);
   if (!r) return Status(StatusCode::kInvalidArgument, "CIDR " + cidr.toString() + " is outside " + cluster_.toString());
   for (size_t i = r->first; i <= r->second; ++i)
@@ -87,7 +110,7 @@ Status CidrSet::occupy(const Ipv4Cidr& cidr) {
   return Status::Ok();
 }
 
-Status CidrSet::release(const Ipv4Cidr& cidr) {
+Status CidrSet::release(const IpCidr& cidr) {
   auto r = range(cidr);
   if (!r) return Status(StatusCode::kInvalidArgument, "CIDR " + cidr.toString() + " is outside " + cluster_.toString());
   for (size_t i = r->first; i <= r->second; ++i)

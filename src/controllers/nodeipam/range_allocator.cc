@@ -11,32 +11,26 @@ using api::core::v1::Node;
 Result<std::unique_ptr<RangeAllocator>> RangeAllocator::create(std::shared_ptr<client::RestClient> client,
                                                                 std::shared_ptr<client::EventRecorder> recorder,
                                                                 informers::SharedInformer<Node>& nodes,
-                                                                const std::string& clusterCIDR, int nodeMaskSize,
-                                                                const std::string& serviceCIDR) {
-  if (clusterCIDR.find(':') != std::string::npos || clusterCIDR.find(',') != std::string::npos)
-    return Status(StatusCode::kInvalidArgument, "IPv6 and dual-stack --cluster-cidr are not implemented yet: " + clusterCIDR);
-  auto cidr = Ipv4Cidr::parse(clusterCIDR);
-  if (!cidr.ok()) return cidr.status().withContext("--cluster-cidr");
-  auto set = CidrSet::create(*cidr, nodeMaskSize);
-  if (!set.ok()) return set.status();
-  if (!serviceCIDR.empty() && serviceCIDR.find(':') == std::string::npos) {
-    // The service range is never given to nodes (filterOutServiceRange); it only matters when it overlaps.
-    for (size_t start = 0; start < serviceCIDR.size();) {
-      size_t c = serviceCIDR.find(',', start);
-      auto svc = Ipv4Cidr::parse(serviceCIDR.substr(start, c == std::string::npos ? std::string::npos : c - start));
-      if (svc.ok()) (void)set->occupy(*svc);
-      if (c == std::string::npos) break;
-      start = c + 1;
-    }
+                                                                const std::vector<IpCidr>& clusterCIDRs,
+                                                                const std::vector<int>& nodeMaskSizes,
+                                                                const std::vector<IpCidr>& serviceCIDRs) {
+  std::vector<CidrSet> sets;
+  for (size_t i = 0; i < clusterCIDRs.size(); ++i) {
+    auto set = CidrSet::create(clusterCIDRs[i], nodeMaskSizes.at(i));
+    if (!set.ok()) return set.status();
+    // The service range is never given to nodes (filterOutServiceRange); it only matters where it overlaps.
+    for (const auto& svc : serviceCIDRs)
+      if (set->overlaps(svc)) (void)set->occupy(svc);
+    sets.push_back(std::move(set).value());
   }
   return std::unique_ptr<RangeAllocator>(
-      new RangeAllocator(std::move(client), std::move(recorder), nodes, std::move(set).value()));
+      new RangeAllocator(std::move(client), std::move(recorder), nodes, std::move(sets)));
 }
 
 RangeAllocator::RangeAllocator(std::shared_ptr<client::RestClient> client,
                                std::shared_ptr<client::EventRecorder> recorder, informers::SharedInformer<Node>& nodes,
-                               CidrSet set)
-    : client_(std::move(client)), recorder_(std::move(recorder)), nodes_(nodes), set_(std::move(set)),
+                               std::vector<CidrSet> sets)
+    : client_(std::move(client)), recorder_(std::move(recorder)), nodes_(nodes), sets_(std::move(sets)),
       base_("cidrallocator_node", [this](const std::string& key) { return syncNode(key); }) {
   informers::EventHandler<Node> h;
   h.onAdd = [this](const auto& n) { base_.enqueue(n->metadata.name); };
@@ -47,18 +41,21 @@ RangeAllocator::RangeAllocator(std::shared_ptr<client::RestClient> client,
 
 Status RangeAllocator::occupyCIDRs(const Node& node) {
   std::lock_guard l(mu_);
-  for (const auto& c : node.spec.podCIDRs) {
-    auto cidr = Ipv4Cidr::parse(c);
-    if (!cidr.ok()) return Status(StatusCode::kInvalidArgument, "failed to parse node " + node.metadata.name + ", CIDR " + c);
-    if (Status s = set_.occupy(*cidr); !s.ok()) return s.withContext("node " + node.metadata.name);
+  const auto& cidrs = node.spec.podCIDRs;
+  for (size_t i = 0; i < cidrs.size() && i < sets_.size(); ++i) {
+    auto cidr = IpCidr::parse(cidrs[i]);
+    if (!cidr.ok())
+      return Status(StatusCode::kInvalidArgument, "failed to parse node " + node.metadata.name + ", CIDR " + cidrs[i]);
+    if (Status s = sets_[i].occupy(*cidr); !s.ok()) return s.withContext("node " + node.metadata.name);
   }
   return Status::Ok();
 }
 
 void RangeAllocator::releaseCIDRs(const Node& node) {
   std::lock_guard l(mu_);
-  for (const auto& c : node.spec.podCIDRs)
-    if (auto cidr = Ipv4Cidr::parse(c); cidr.ok()) (void)set_.release(*cidr);
+  const auto& cidrs = node.spec.podCIDRs;
+  for (size_t i = 0; i < cidrs.size() && i < sets_.size(); ++i)
+    if (auto cidr = IpCidr::parse(cidrs[i]); cidr.ok()) (void)sets_[i].release(*cidr);
 }
 
 void RangeAllocator::run(int workers, std::stop_token stop) {
@@ -80,27 +77,41 @@ runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
     if (Status s = occupyCIDRs(*node); !s.ok()) return runtime::SyncResult::errorNoRetry(s);
     return runtime::SyncResult::ok();
   }
-  Ipv4Cidr allocated;
+  std::vector<IpCidr> allocated;
+  auto releaseAll = [&] {
+    std::lock_guard l(mu_);
+    for (size_t i = 0; i < allocated.size(); ++i) (void)sets_[i].release(allocated[i]);
+  };
   {
     std::lock_guard l(mu_);
-    auto next = set_.allocateNext();
-    if (!next.ok()) {
-      recorder_->event({"Node", "", "", name, name, "", ""}, client::kEventTypeNormal, "CIDRNotAvailable",
-                       "Node " + name + " status is now: CIDRNotAvailable");
-      return runtime::SyncResult::error(next.status().withContext("failed to allocate cidr from cluster cidr at idx:0"));
+    for (size_t i = 0; i < sets_.size(); ++i) {
+      auto next = sets_[i].allocateNext();
+      if (!next.ok()) {
+        for (size_t j = 0; j < allocated.size(); ++j) (void)sets_[j].release(allocated[j]);
+        recorder_->event({"Node", "", "", name, name, "", ""}, client::kEventTypeNormal, "CIDRNotAvailable",
+                         "Node " + name + " status is now: CIDRNotAvailable");
+        return runtime::SyncResult::error(
+            next.status().withContext("failed to allocate cidr from cluster cidr at idx:" + std::to_string(i)));
+      }
+      allocated.push_back(*next);
     }
-    allocated = *next;
   }
-  const std::string cidr = allocated.toString();
-  std::string patch = R"({"spec":{"podCIDR":")" + cidr + R"(","podCIDRs":[")" + cidr + R"("]}})";
+  std::vector<std::string> cidrs;
+  std::string list;
+  for (const auto& a : allocated) {
+    cidrs.push_back(a.toString());
+    list += (list.empty() ? "\"" : ",\"") + cidrs.back() + "\"";
+  }
+  const std::string patch = R"({"spec":{"podCIDR":")" + cidrs.front() + R"(","podCIDRs":[)" + list + "]}}";
   for (int attempt = 0; attempt < 3; ++attempt) {  // cidrUpdateRetries
     auto r = client::patch<Node>(*client_, "", name, client::PatchType::kStrategicMerge, patch);
     if (r.ok()) {
-      if (r->spec.podCIDRs.size() == 1 && r->spec.podCIDRs[0] == cidr) {
-        KLOG_INFO("\"Set node PodCIDR\" node=\"" + name + "\" podCIDRs=[" + cidr + "]");
-      } else {  // the node already had another CIDR: give ours back
-        std::lock_guard l(mu_);
-        (void)set_.release(allocated);
+      if (r->spec.podCIDRs == cidrs) {
+        std::string shown;
+        for (const auto& c : cidrs) shown += (shown.empty() ? "" : " ") + c;
+        KLOG_INFO("\"Set node PodCIDR\" node=\"" + name + "\" podCIDRs=[" + shown + "]");
+      } else {  // the node already had other CIDRs: give ours back
+        releaseAll();
       }
       return runtime::SyncResult::ok();
     }
@@ -108,8 +119,7 @@ runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
   }
   recorder_->event({"Node", "", "", name, name, "", ""}, client::kEventTypeNormal, "CIDRAssignmentFailed",
                    "Node " + name + " status is now: CIDRAssignmentFailed");
-  std::lock_guard l(mu_);
-  (void)set_.release(allocated);
+  releaseAll();
   return runtime::SyncResult::error(Status(StatusCode::kUnavailable, "failed to update node " + name + " PodCIDR"));
 }
 

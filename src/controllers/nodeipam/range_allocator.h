@@ -1,9 +1,9 @@
 #pragma once
 // node-ipam-controller with the RangeAllocator (upstream pkg/controller/nodeipam/ipam/range_allocator.go):
-// gives each node without one a spec.podCIDR/podCIDRs from --cluster-cidr, /--node-cidr-mask-size(-ipv4) each,
-// never handing out the --service-cluster-ip-range; releases a node's CIDR when it is deleted; restart-safe
-// (CIDRs already on nodes are occupied before any allocation). When the range is exhausted it records the event
-// CIDRNotAvailable on the node. IPv4 only for now (an IPv6 --cluster-cidr fails the controller's start).
+// gives each node without one spec.podCIDRs, one per --cluster-cidr (IPv4, IPv6, or one of each for dual-stack,
+// sized by --node-cidr-mask-size(-ipv4/-ipv6)) and spec.podCIDR = the first, never handing out the
+// --service-cluster-ip-range; releases a node's CIDRs when it is deleted; restart-safe (CIDRs already on nodes are
+// occupied before any allocation). When a range is exhausted it records the event CIDRNotAvailable on the node.
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,14 +24,15 @@ class RangeAllocator {
   static Result<std::unique_ptr<RangeAllocator>> create(std::shared_ptr<client::RestClient> client,
                                                         std::shared_ptr<client::EventRecorder> recorder,
                                                         informers::SharedInformer<api::core::v1::Node>& nodes,
-                                                        const std::string& clusterCIDR, int nodeMaskSize,
-                                                        const std::string& serviceCIDR);
+                                                        const std::vector<IpCidr>& clusterCIDRs,
+                                                        const std::vector<int>& nodeMaskSizes,
+                                                        const std::vector<IpCidr>& serviceCIDRs);
   void run(int workers, std::stop_token stop);
   runtime::SyncResult syncNode(const std::string& name);
 
  private:
   RangeAllocator(std::shared_ptr<client::RestClient> client, std::shared_ptr<client::EventRecorder> recorder,
-                 informers::SharedInformer<api::core::v1::Node>& nodes, CidrSet set);
+                 informers::SharedInformer<api::core::v1::Node>& nodes, std::vector<CidrSet> sets);
   Status occupyCIDRs(const api::core::v1::Node& node);
   void releaseCIDRs(const api::core::v1::Node& node);
 
@@ -39,7 +40,7 @@ class RangeAllocator {
   std::shared_ptr<client::EventRecorder> recorder_;
   informers::SharedInformer<api::core::v1::Node>& nodes_;
   std::mutex mu_;
-  CidrSet set_;
+  std::vector<CidrSet> sets_;  // one per cluster CIDR, in flag order
   runtime::ControllerBase base_;
   std::jthread thread_;
 };
