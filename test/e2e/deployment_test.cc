@@ -258,6 +258,29 @@ TEST_F(Deployments, RolloverScalesTheIntermediateReplicaSetDown) {
   EXPECT_EQ(newest["status"].value("availableReplicas", 0), 1);
 }
 
+// Overlapping selectors: each Deployment keeps the ReplicaSets it owns; neither adopts the other's.
+TEST_F(Deployments, OverlappingSelectorsDoNotStealReplicaSets) {
+  apply(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"wide"},"spec":{"replicas":1,)"
+        R"("selector":{"matchLabels":{"app":"overlap"}},"template":{"metadata":{"labels":{"app":"overlap"}},)"
+        R"("spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}}}})");
+  apply(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"narrow"},"spec":{"replicas":2,)"
+        R"("selector":{"matchLabels":{"app":"overlap","tier":"x"}},"template":{"metadata":{"labels":)"
+        R"({"app":"overlap","tier":"x"}},"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.9"}]}}}})");
+  ASSERT_TRUE(waitFor([&] { return complete("wide", 1) && complete("narrow", 2); }, 60s));
+  std::this_thread::sleep_for(3s);
+  const std::string wideUID = get("deployment", "wide")["metadata"].value("uid", "");
+  const std::string narrowUID = get("deployment", "narrow")["metadata"].value("uid", "");
+  int wideRS = 0, narrowRS = 0;
+  for (const Json& rs : replicaSets("app=overlap")) {
+    std::string owner = rs["metadata"]["ownerReferences"][0].value("uid", "");
+    (owner == wideUID ? wideRS : owner == narrowUID ? narrowRS : wideRS += 100)++;
+  }
+  EXPECT_EQ(wideRS, 1);
+  EXPECT_EQ(narrowRS, 1);
+  EXPECT_EQ(get("deployment", "wide")["status"].value("replicas", 0), 1);
+  EXPECT_EQ(get("deployment", "narrow")["status"].value("replicas", 0), 2);
+}
+
 // deployment.go: "should run the lifecycle of a Deployment" -- create, patch, status, scale, delete (the garbage
 // collector takes the ReplicaSets and pods with it).
 TEST_F(Deployments, LifecycleCreatePatchStatusScaleDelete) {
