@@ -13,3 +13,28 @@ seed_flags() {
 proc_cpu() { awk '{print ($14+$15)/100}' "/proc/$1/stat"; }
 proc_rss_mib() { awk '/VmRSS/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
 proc_hwm_mib() { awk '/VmHWM/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
+
+# start_kcm LABEL BINARY: runs BINARY with FLAGS (log in the cluster's logs/bench-LABEL.log), waits until it holds
+# the lease; sets KCM_PID.
+start_kcm() {
+  kubectl delete lease -n kube-system kube-controller-manager --ignore-not-found >/dev/null
+  "$2" "${FLAGS[@]}" >"${CLUSTER_DIR}/logs/bench-$1.log" 2>&1 &
+  KCM_PID=$!
+  until kubectl get lease -n kube-system kube-controller-manager >/dev/null 2>&1; do sleep 0.2; done
+}
+
+# namespace_with_sa NS: creates NS and waits for its default ServiceAccount (pods are admitted only then).
+namespace_with_sa() {
+  kubectl create namespace "$1" >/dev/null
+  until kubectl get serviceaccount default -n "$1" >/dev/null 2>&1; do sleep 0.2; done
+}
+
+# create_deployments NS D R: D Deployments d0..d(D-1) of R pause pods, in one kubectl create.
+create_deployments() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    echo "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d${i}\"},\"spec\":{\"replicas\":$3,"\
+"\"selector\":{\"matchLabels\":{\"app\":\"d${i}\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d${i}\"}},"\
+"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.10\"}]}}}}"
+  done | kubectl create -n "$1" -f - >/dev/null
+}

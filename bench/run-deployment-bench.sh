@@ -23,20 +23,13 @@ available() {  # Deployments of namespace $1 with $2 available replicas
 
 run_one() {  # run_one LABEL BINARY
   local label="$1" bin="$2" ns="bench-$1"
-  kubectl delete lease -n kube-system kube-controller-manager --ignore-not-found >/dev/null
-  "$bin" "${FLAGS[@]}" >"${CLUSTER_DIR}/logs/bench-${label}.log" 2>&1 &
-  local pid=$!
-  until kubectl get lease -n kube-system kube-controller-manager >/dev/null 2>&1; do sleep 0.2; done
-  kubectl create namespace "$ns" >/dev/null
-  until kubectl get serviceaccount default -n "$ns" >/dev/null 2>&1; do sleep 0.2; done
+  start_kcm "$label" "$bin"
+  local pid=$KCM_PID
+  namespace_with_sa "$ns"
   sleep 3
   local cpu0; cpu0=$(proc_cpu "$pid")
   local t0; t0=$(date +%s.%N)
-  for ((i = 0; i < nd; i++)); do
-    echo "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d${i}\"},\"spec\":{\"replicas\":${nr},"\
-"\"selector\":{\"matchLabels\":{\"app\":\"d${i}\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d${i}\"}},"\
-"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.10\"}]}}}}"
-  done | kubectl create -n "$ns" -f - >/dev/null
+  create_deployments "$ns" "$nd" "$nr"
   until [ "$(available "$ns" "$nr")" -ge "$nd" ]; do sleep 0.5; done
   local t1; t1=$(date +%s.%N)
   printf "%-10s %4d Deployments x %d replicas available in %6.1f s  CPU %6.2f s  peak RSS %6s MiB\n" \

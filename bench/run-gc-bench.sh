@@ -21,17 +21,10 @@ count() { kubectl get "$1" -n "$2" --no-headers 2>/dev/null | wc -l; }
 
 run_one() {  # run_one LABEL BINARY
   local label="$1" bin="$2" ns="gc-$1" nsdel="nsdel-$1"
-  kubectl delete lease -n kube-system kube-controller-manager --ignore-not-found >/dev/null
-  "$bin" "${FLAGS[@]}" >"${CLUSTER_DIR}/logs/bench-${label}.log" 2>&1 &
-  local pid=$!
-  until kubectl get lease -n kube-system kube-controller-manager >/dev/null 2>&1; do sleep 0.2; done
-  kubectl create namespace "$ns" >/dev/null
-  until kubectl get serviceaccount default -n "$ns" >/dev/null 2>&1; do sleep 0.2; done
-  for ((i = 0; i < nd; i++)); do
-    echo "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d${i}\"},\"spec\":{\"replicas\":${nr},"\
-"\"selector\":{\"matchLabels\":{\"app\":\"d${i}\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d${i}\"}},"\
-"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.10\"}]}}}}"
-  done | kubectl create -n "$ns" -f - >/dev/null
+  start_kcm "$label" "$bin"
+  local pid=$KCM_PID
+  namespace_with_sa "$ns"
+  create_deployments "$ns" "$nd" "$nr"
   until [ "$(kubectl get pods -n "$ns" --no-headers 2>/dev/null | grep -c Running)" -ge $((nd * nr)) ]; do sleep 1; done
   sleep 5
   local cpu0 t0; cpu0=$(proc_cpu "$pid"); t0=$(date +%s.%N)
