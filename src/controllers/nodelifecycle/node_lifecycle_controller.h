@@ -12,6 +12,7 @@
 //  - NoSchedule taints follow conditions and spec.unschedulable (node events, 8 workers);
 //  - pods on a node that is not Ready are marked not Ready (4 pod workers);
 //  - beta.kubernetes.io/os and /arch labels follow the stable ones.
+// Files: node_health.cc (monitorNodeHealth, tryUpdateNodeHealth), node_lifecycle_controller.cc (the rest).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -57,6 +58,7 @@ class NodeLifecycleController {
   using Node = api::core::v1::Node;
   using NodePtr = std::shared_ptr<const Node>;
   using PodPtr = std::shared_ptr<const api::core::v1::Pod>;
+  static constexpr int kNodeUpdateWorkerSize = 8;  // node event workers, and health checks in parallel
 
   NodeLifecycleController(std::shared_ptr<client::RestClient> client, std::shared_ptr<client::EventRecorder> recorder,
                           informers::SharedInformer<api::coordination::v1::Lease>& leases,

@@ -120,6 +120,12 @@ bool swapNodeControllerTaint(client::RestClient& c, std::vector<Taint> toAdd, co
   return true;
 }
 
+const api::core::v1::NodeCondition* getNodeCondition(const api::core::v1::NodeStatus& s, const std::string& type) {
+  for (const auto& c : s.conditions)
+    if (c.type == type) return &c;
+  return nullptr;
+}
+
 bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCondition cond) {
   cond.lastTransitionTime = api::Time::now();
   for (auto& old : status.conditions) {

@@ -27,6 +27,9 @@ bool swapNodeControllerTaint(client::RestClient& c, std::vector<api::core::v1::T
                              const std::vector<api::core::v1::Taint>& toRemove,
                              std::shared_ptr<const api::core::v1::Node> node);
 
+// The condition of `type` in a node's status, or null (upstream GetNodeCondition).
+const api::core::v1::NodeCondition* getNodeCondition(const api::core::v1::NodeStatus& s, const std::string& type);
+
 // upstream UpdatePodCondition: sets or adds `cond` (lastTransitionTime now unless the status is unchanged);
 // whether anything changed.
 bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCondition cond);
