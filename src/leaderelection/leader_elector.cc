@@ -68,11 +68,7 @@ bool LeaderElector::tryAcquireOrRenew() {
       KLOG_ERROR("\"error initially creating lease lock\" err=\"" + created.status().message() + "\"");
       return false;
     }
-    std::lock_guard l(mu_);
-    observedHolder_ = cfg_.identity;
-    observedRenewTime_ = now.rfc3339Micro();
-    observedTime_ = lastRenew_ = clock_.now();
-    return true;
+    return recordOwnWrite(now);
   }
   Lease lease = std::move(got).value();
   const std::string holder = lease.spec.holderIdentity.value_or("");
@@ -102,6 +98,10 @@ bool LeaderElector::tryAcquireOrRenew() {
     KLOG_ERROR("\"Failed to update lock\" err=\"" + updated.status().message() + "\"");
     return false;
   }
+  return recordOwnWrite(now);
+}
+
+bool LeaderElector::recordOwnWrite(const api::MicroTime& now) {
   std::lock_guard l(mu_);
   observedHolder_ = cfg_.identity;
   observedRenewTime_ = now.rfc3339Micro();

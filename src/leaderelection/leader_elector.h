@@ -14,6 +14,7 @@
 #include <stop_token>
 #include <string>
 
+#include "api/support/types.h"
 #include "base/clock.h"
 #include "client/rest_client.h"
 
@@ -45,6 +46,8 @@ class LeaderElector {
  private:
   // One attempt to acquire or renew. True when we hold the lease afterwards.
   bool tryAcquireOrRenew();
+  // After our own successful write of the Lease: we are the observed holder as of now. Returns true.
+  bool recordOwnWrite(const ::kcm::api::MicroTime& now);
 
   std::shared_ptr<client::RestClient> client_;
   Config cfg_;
