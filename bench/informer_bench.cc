@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "informers/factory.h"
 
 namespace {

@@ -274,6 +274,17 @@ def topo_sort(names, deps):
     return out
 
 
+WRITTEN = set()
+
+
+def write_out(path, text):
+    """Writes only when the content changed, so an unchanged file keeps its mtime and is not recompiled."""
+    WRITTEN.add(os.path.abspath(path))
+    if os.path.exists(path) and open(path).read() == text:
+        return
+    open(path, "w").write(text)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     spec = json.load(open(os.path.join(root, "api/openapi-spec/swagger.json")), object_pairs_hook=OrderedDict)
@@ -379,7 +390,7 @@ def main():
                 h.append("};")
                 h.append("")
             h.append("}  // namespace kcm::api")
-        open(os.path.join(outdir, stem + ".h"), "w").write("\n".join(h) + "\n")
+        write_out(os.path.join(outdir, stem + ".h"), "\n".join(h) + "\n")
 
         # ---- codec header
         c = [banner, "#pragma once", "// JSON codec for %s types. Includes simdjson: include only from .cc files." % ns,
@@ -390,7 +401,7 @@ def main():
             c.append("::simdjson::error_code decodeValue(::simdjson::ondemand::value v, %s& out);" % short(n))
             c.append("void encodeValue(::kcm::api::JsonWriter& w, const %s& in);" % short(n))
         c += ["", "}  // namespace kcm::api::%s" % ns]
-        open(os.path.join(outdir, stem + "_codec.h"), "w").write("\n".join(c) + "\n")
+        write_out(os.path.join(outdir, stem + "_codec.h"), "\n".join(c) + "\n")
 
         # ---- codec source
         s = [banner, '#include "api/gen/%s_codec.h"' % stem, "", "namespace kcm::api::%s {" % ns, "",
@@ -451,7 +462,46 @@ def main():
             s.append("}")
             s.append("")
         s.append("}  // namespace kcm::api::%s" % ns)
-        open(os.path.join(outdir, stem + ".cc"), "w").write("\n".join(s) + "\n")
+        write_out(os.path.join(outdir, stem + ".cc"), "\n".join(s) + "\n")
+
+        # ---- light JSON entry points for kinds (objects with apiVersion and kind): what typed clients,
+        # informers and controllers call. No simdjson in the header, so controllers stay cheap to compile; the
+        # templates behind them are instantiated once, here.
+        kinds = [n for n in order if "kind" in defs[n].get("properties", {}) and "apiVersion" in defs[n].get("properties", {})]
+        j = [banner, "#pragma once",
+             "// JSON entry points for %s kinds. Light: no simdjson; the codec is instantiated in %s_json.cc." % (ns, stem),
+             "#include <functional>", "#include <string>", "#include <string_view>", "",
+             '#include "api/gen/%s.h"' % stem, '#include "api/support/json_api.h"', "",
+             "namespace kcm::api::%s {" % ns, ""]
+        for n in kinds:
+            t = short(n)
+            j.append("::kcm::Status fromJson(std::string_view json, %s& out);" % t)
+            j.append("std::string toJson(const %s& in);" % t)
+            if t.endswith("List"):
+                continue
+            j.append("::kcm::Status decodeListItems(const std::string& body, const std::function<void(%s&&)>& onItem, ListInfo& info);" % t)
+            j.append("::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, %s& obj, ::kcm::api::meta::v1::Status& status);" % t)
+        j += ["", "}  // namespace kcm::api::%s" % ns]
+        write_out(os.path.join(outdir, stem + "_json.h"), "\n".join(j) + "\n")
+        jc = [banner, '#include "api/gen/%s_json.h"' % stem, "", '#include "api/gen/%s_codec.h"' % stem,
+              '#include "api/support/json_impl.h"', "", "namespace kcm::api::%s {" % ns, ""]
+        for n in kinds:
+            t = short(n)
+            jc.append("::kcm::Status fromJson(std::string_view json, %s& out) { return ::kcm::api::decodeJson(json, out); }" % t)
+            jc.append("std::string toJson(const %s& in) { return ::kcm::api::encodeJson(in); }" % t)
+            if t.endswith("List"):
+                continue
+            jc.append("::kcm::Status decodeListItems(const std::string& body, const std::function<void(%s&&)>& onItem, ListInfo& info) {" % t)
+            jc.append("  return ::kcm::api::decodeListItemsImpl<%s>(body, onItem, info);" % t)
+            jc.append("}")
+            jc.append("::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, %s& obj, ::kcm::api::meta::v1::Status& status) {" % t)
+            jc.append("  return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);")
+            jc.append("}")
+        jc += ["", "}  // namespace kcm::api::%s" % ns]
+        write_out(os.path.join(outdir, stem + "_json.cc"), "\n".join(jc) + "\n")
+    for fn in os.listdir(outdir):  # files of group/versions no longer generated
+        if os.path.abspath(os.path.join(outdir, fn)) not in WRITTEN:
+            os.remove(os.path.join(outdir, fn))
     if total_missing:
         print("gen-api: %d schema fields not found in Go sources (treated as pointer+omitempty): %s"
               % (len(total_missing), ", ".join(total_missing[:20])), file=sys.stderr)

@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libcli11-dev libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-      libsimdjson-dev libssl-dev libgtest-dev libgmock-dev openssl curl python3 procps iproute2)
+      libsimdjson-dev libasio-dev libssl-dev libgtest-dev libgmock-dev openssl curl python3 procps iproute2)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

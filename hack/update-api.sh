@@ -10,5 +10,4 @@ fi
 modcache="$(go env GOMODCACHE)"
 # The Go API sources at the pinned release: fetched through the Go module proxy if not cached.
 (cd test/cluster/k8s && go mod download "k8s.io/api@${K8S_STAGING_VERSION}" "k8s.io/apimachinery@${K8S_STAGING_VERSION}")
-rm -rf src/api/gen
 python3 hack/gen-api.py "$modcache" "${K8S_STAGING_VERSION}"

@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "base/executor.h"
 #include "base/log.h"
 #include "client/rest_client.h"
 #include "controllers/context.h"
@@ -228,10 +229,12 @@ int run(const std::vector<std::string>& args) {
     if (auto res = ctx.discovery->serverPreferredResources(); !res.ok())
       KLOG_ERROR("\"unable to get all supported resources from server\" err=" + quote(res.status().message()));
     // The discovery REST mapper is reset every 30 s so resources that appear later (CRDs) are found.
-    std::jthread mapperReset([d = ctx.discovery](std::stop_token st) {
-      while (RealClock::get().sleepFor(std::chrono::seconds(30), st)) d->invalidate();
-    });
-    std::stop_callback stopReset(stop, [&] { mapperReset.request_stop(); });
+    Periodic mapperReset;
+    mapperReset.start(RealClock::get(), std::chrono::seconds(30), stop,
+                      [d = ctx.discovery, first = true]() mutable {
+                        if (!first) d->invalidate();
+                        first = false;
+                      });
 
     auto interval = *f.getDuration("controller-start-interval");
     std::mt19937_64 rng(std::random_device{}());

@@ -1,8 +1,11 @@
 #include "client/events.h"
 
+#include "base/executor.h"
+
 #include <cstdio>
 
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
+#include "api/support/json_writer.h"
 #include "client/typed_client.h"
 
 namespace kcm::client {
@@ -35,12 +38,13 @@ void EventRecorder::event(const ObjectReference& obj, const std::string& type, c
 }
 
 EventBroadcaster::EventBroadcaster(std::shared_ptr<RestClient> client, std::string host, Clock& clock)
-    : client_(std::move(client)), host_(std::move(host)), clock_(clock),
-      worker_([this](std::stop_token st) { run(st); }) {}
+    : client_(std::move(client)), host_(std::move(host)), clock_(clock) {}
 
 EventBroadcaster::~EventBroadcaster() {
-  worker_.request_stop();
-  cv_.notify_all();
+  stop_.request_stop();
+  std::unique_lock l(mu_);
+  queue_.clear();
+  cv_.wait(l, [&] { return !draining_; });
 }
 
 std::shared_ptr<EventRecorder> EventBroadcaster::newRecorder(const std::string& component) {
@@ -55,8 +59,10 @@ void EventBroadcaster::enqueue(Pending p) {
       return;
     }
     queue_.push_back(std::move(p));
+    if (draining_) return;
+    draining_ = true;
   }
-  cv_.notify_one();
+  Executor::global().post([this] { drain(); });
 }
 
 uint64_t EventBroadcaster::dropped() const {
@@ -69,13 +75,16 @@ void EventBroadcaster::flush() {
   cv_.wait(l, [&] { return queue_.empty() && inFlight_ == 0; });
 }
 
-void EventBroadcaster::run(std::stop_token stop) {
+void EventBroadcaster::drain() {
   while (true) {
     Pending p;
     {
       std::unique_lock l(mu_);
-      cv_.wait(l, stop, [&] { return !queue_.empty(); });
-      if (queue_.empty()) return;  // stopped
+      if (queue_.empty() || stop_.stop_requested()) {
+        draining_ = false;
+        cv_.notify_all();
+        return;
+      }
       p = std::move(queue_.front());
       queue_.pop_front();
       ++inFlight_;
@@ -179,7 +188,7 @@ void EventBroadcaster::write(const Pending& p) {
     }
     std::fprintf(stderr, "Unable to write event %s/%s: %s (may retry after sleeping)\n", ns.c_str(),
                  ev.metadata.name.c_str(), r.status().toString().c_str());
-    if (worker_.get_stop_token().stop_requested() || !clock_.sleepFor(std::chrono::seconds(10), worker_.get_stop_token()))
+    if (stop_.stop_requested() || !clock_.sleepFor(std::chrono::seconds(10), stop_.get_token()))
       return;
   }
 }

@@ -77,7 +77,7 @@ class EventBroadcaster {
     Clock::TimePoint since;
   };
   void enqueue(Pending p);
-  void run(std::stop_token stop);
+  void drain();  // a pool task: writes queued events until none are left
   void write(const Pending& p);
 
   std::shared_ptr<RestClient> client_;
@@ -93,7 +93,8 @@ class EventBroadcaster {
   std::list<std::string> loggedOrder_;  // LRU, 4096 entries like client-go's maxLruCacheEntries
   std::unordered_map<std::string, Similar> similar_;
   std::unordered_map<std::string, std::unique_ptr<RateLimiter>> spam_;
-  std::jthread worker_;
+  bool draining_ = false;  // a drain task is posted or running (one at a time: the correlator is not locked)
+  std::stop_source stop_;
 };
 
 }  // namespace kcm::client

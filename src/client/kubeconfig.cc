@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/support/codec.h"
+#include "api/support/base64.h"
 #include "client/rest_config.h"
 
 namespace kcm::client {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "api/support/codec.h"
+#include "api/support/base64.h"
 #include "base/metrics.h"
 #include "base/subprocess.h"
 #include "version/version.h"
@@ -177,6 +177,28 @@ Status RestClient::init() {
     }
   }
   token_ = config_.bearerToken;
+
+  streamTarget_.host = host_;
+  streamTarget_.port = port_;
+  streamTarget_.tls = scheme_ == "https";
+  streamTarget_.serverName = config_.tlsServerName;
+  streamTarget_.insecure = config_.insecure;
+  if (streamTarget_.tls) {
+    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) return fail("cannot create a TLS context");
+    streamTarget_.sslContext = std::shared_ptr<void>(ctx, [](void* p) { SSL_CTX_free(static_cast<SSL_CTX*>(p)); });
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (tls_->cas.empty()) {
+      SSL_CTX_set_default_verify_paths(ctx);
+    } else {
+      X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+      for (X509* c : tls_->cas) X509_STORE_add_cert(store, c);
+    }
+    if (tls_->cert && (SSL_CTX_use_certificate(ctx, tls_->cert) != 1 || SSL_CTX_use_PrivateKey(ctx, tls_->key) != 1)) {
+      ERR_clear_error();
+      return fail("client certificate or key rejected by TLS");
+    }
+  }
   return Status::Ok();
 }
 
@@ -428,6 +450,31 @@ Status RestClient::stream(const Request& req, const std::function<bool(std::stri
   if (!ok && err != httplib::Error::Canceled)
     return Status(StatusCode::kUnavailable, transportError(err, req.method, config_.host + t));
   return Status::Ok();
+}
+
+Result<std::unique_ptr<StreamHandle>> RestClient::streamAsync(const Request& req, OnLine onLine,
+                                                              OnStreamDone onDone, std::stop_token stop) {
+  const std::string t = target(req);
+  if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
+  StreamRequest sr;
+  sr.target = t;
+  sr.headers = {{"User-Agent", config_.userAgent}, {"Accept", req.accept}};
+  if (std::string auth = authorization(); !auth.empty()) sr.headers.emplace_back("Authorization", auth);
+  sr.idleTimeout = req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(330);
+  ++requests_;
+  auto started = clock_.now();
+  std::string method = req.method, hostPort = host_ + ":" + std::to_string(port_), url = config_.host + t;
+  Clock* clock = &clock_;
+  return startStream(streamTarget_, std::move(sr), std::move(onLine),
+                     [done = std::move(onDone), method, t, hostPort, url, started, clock](StreamEnd e) {
+                       observeRequest(hostPort, method, e.httpCode,
+                                      std::chrono::duration<double>(clock->now() - started).count());
+                       if (e.httpCode != 0 && (e.httpCode < 200 || e.httpCode >= 300))
+                         return done(statusFromResponse(method, t, e.httpCode, e.errorBody, e.retryAfterSeconds));
+                       if (!e.status.ok())
+                         return done(Status(e.status.code(), method + " " + url + ": " + e.status.message()));
+                       done(Status::Ok());
+                     });
 }
 
 }  // namespace kcm::client

@@ -16,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "client/io_loop.h"
 #include "client/rate_limiter.h"
 #include "client/rest_config.h"
 
@@ -67,6 +68,13 @@ class RestClient {
   Status stream(const Request& req, const std::function<bool(std::string_view line)>& onLine,
                 std::stop_token stop = {});
 
+  // The same stream driven by the process's I/O loop (no thread of its own). Waits for the rate limiter on the
+  // calling thread, then returns at once. onLine runs on the loop thread (keep it short); onDone gets the
+  // outcome mapped as stream()'s (API errors decoded). Destroying the handle cancels.
+  using OnStreamDone = std::function<void(Status)>;
+  Result<std::unique_ptr<StreamHandle>> streamAsync(const Request& req, OnLine onLine, OnStreamDone onDone,
+                                                    std::stop_token stop = {});
+
   const RestConfig& config() const { return config_; }
   RateLimiter& rateLimiter() { return limiter_; }
   // Requests sent (including retries), for tests and benchmarks.
@@ -88,6 +96,7 @@ class RestClient {
   int port_ = 0;
   struct Tls;
   std::unique_ptr<Tls> tls_;
+  StreamTarget streamTarget_;  // with one SSL_CTX shared by every stream of this client
   std::mutex mu_;
   std::vector<std::unique_ptr<httplib::ClientImpl>> idle_;
   std::string token_;  // current bearer token (file or exec plugin)

@@ -136,6 +136,15 @@ Status removeCollectionDynamic(RestClient& c, const GroupVersionResource& gvr, c
   return c.send(req).status();
 }
 
+Result<std::unique_ptr<StreamHandle>> watchRequestAsync(RestClient& c, Request req, const ListOptions& o,
+                                                        OnLine onLine, std::function<void(Status)> onDone,
+                                                        std::stop_token stop) {
+  appendListQuery(o, req.query);
+  req.query.emplace_back("watch", "true");
+  req.timeout = std::chrono::seconds(o.timeoutSeconds > 0 ? o.timeoutSeconds + 30 : 330);
+  return c.streamAsync(req, std::move(onLine), std::move(onDone), stop);
+}
+
 Status watchMetadata(RestClient& c, const GroupVersionResource& gvr, const std::string& ns, ListOptions o,
                      const std::function<bool(WatchEvent<api::meta::v1::PartialObjectMetadata>&)>& onEvent,
                      std::stop_token stop) {

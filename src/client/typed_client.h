@@ -1,15 +1,16 @@
 #pragma once
 // Typed verbs over RestClient for any generated API type T (ResourceTraits<T> gives group/version/resource):
 // get, list (paged), watch, create, update, updateStatus, patch (merge, strategic, JSON patch, apply),
-// delete (propagation, preconditions, grace), deleteCollection, plus subresources. Includes the simdjson codec:
-// include from .cc files only. Thread-safe as RestClient is.
+// delete (propagation, preconditions, grace), deleteCollection, plus subresources. Light: T's JSON goes through
+// the generated entry points of api/gen/<group>_<version>_json.h (fromJson, toJson, decodeListItems,
+// decodeWatchEvent, found by argument-dependent lookup), so include that header for the T you use; the codec
+// itself is compiled once in the api library. Thread-safe as RestClient is.
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "api/gen/meta_v1_codec.h"
-#include "api/support/codec.h"
+#include "api/gen/meta_v1_json.h"
 #include "client/rest_client.h"
 
 namespace kcm::client {
@@ -68,93 +69,25 @@ struct WatchEvent {
 // Decodes one watch event line. An ERROR event's object is decoded into `status`.
 template <class T>
 Status decodeWatchEvent(std::string_view line, WatchEvent<T>& ev) {
-  ::simdjson::padded_string padded(line);
-  ::simdjson::ondemand::document doc;
-  auto bad = [](::simdjson::error_code e) {
-    return Status(StatusCode::kInvalidArgument, std::string("decoding watch event: ") + ::simdjson::error_message(e));
-  };
-  if (auto e = api::codec::threadParser().iterate(padded).get(doc)) return bad(e);
-  ::simdjson::ondemand::object obj;
-  if (auto e = doc.get_object().get(obj)) return bad(e);
-  std::string rawObject;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return bad(e);
-    ::simdjson::ondemand::value v;
-    if (auto e = field.value().get(v)) return bad(e);
-    if (key == "type") {
-      if (auto e = api::codec::decodeValue(v, ev.type)) return bad(e);
-    } else if (key == "object") {
-      if (!ev.type.empty() && ev.type != "ERROR") {
-        if (auto e = decodeValue(v, ev.object)) return bad(e);
-      } else {  // type not seen yet (or ERROR): keep the text, decode once the type is known
-        api::UnknownFields tmp;
-        if (auto e = tmp.capture("o", v)) return bad(e);
-        rawObject = tmp.fields()->front().second;
-      }
-    }
-  }
-  if (!rawObject.empty()) {
-    if (ev.type == "ERROR") return api::decodeJson(rawObject, ev.status);
-    return api::decodeJson(rawObject, ev.object);
-  }
-  return Status::Ok();
+  return decodeWatchEvent(line, ev.type, ev.object, ev.status);
 }
 
 template <class T>
 Result<T> decodeResponse(Result<Response> r) {
   if (!r.ok()) return r.status();
   T out;
-  if (Status s = api::decodeJson(r->body, out); !s.ok()) return s;
+  if (Status s = fromJson(r->body, out); !s.ok()) return s;
   return out;
 }
 
-// A list response's metadata, when its items are streamed to a callback instead of collected.
-struct ListInfo {
-  std::string resourceVersion;
-  std::string continueToken;
-};
+using api::ListInfo;
 
 // Decodes a list response, handing each item to onItem as it is decoded: no vector of items is ever built,
 // so a 10k-object list costs one object at a time beyond what the caller keeps.
 template <class T>
 Result<ListInfo> decodeListStreaming(const std::string& body, const std::function<void(T&&)>& onItem) {
-  api::PaddedInput input(body);
-  ::simdjson::ondemand::document doc;
-  auto bad = [](::simdjson::error_code e) {
-    return Status(StatusCode::kInvalidArgument, std::string("decoding list: ") + ::simdjson::error_message(e));
-  };
   ListInfo info;
-  ::simdjson::error_code err = ::simdjson::SUCCESS;
-  [&] {
-    if ((err = api::codec::threadParser().iterate(input.view()).get(doc))) return;
-    ::simdjson::ondemand::object obj;
-    if ((err = doc.get_object().get(obj))) return;
-    for (auto field : obj) {
-      std::string_view key;
-      if ((err = field.unescaped_key().get(key))) return;
-      ::simdjson::ondemand::value v;
-      if ((err = field.value().get(v))) return;
-      if (key == "metadata") {
-        api::meta::v1::ListMeta m;
-        if ((err = decodeValue(v, m))) return;
-        info.resourceVersion = std::move(m.resourceVersion);
-        info.continueToken = std::move(m.continue_);
-      } else if (key == "items" && !api::codec::isNull(v)) {
-        ::simdjson::ondemand::array arr;
-        if ((err = v.get_array().get(arr))) return;
-        for (auto item : arr) {
-          ::simdjson::ondemand::value iv;
-          if ((err = item.get(iv))) return;
-          T t;
-          if ((err = decodeValue(iv, t))) return;
-          onItem(std::move(t));
-        }
-      }
-    }
-  }();
-  api::codec::releaseLargeParserBuffers();
-  if (err) return bad(err);
+  if (Status s = decodeListItems(body, onItem, info); !s.ok()) return s;
   return info;
 }
 
@@ -224,6 +157,11 @@ Status watchRequest(RestClient& c, Request req, const ListOptions& o,
   return decodeErr.ok() ? s : decodeErr;
 }
 
+// The watch `req` as a stream on the I/O loop: raw event lines to onLine, the outcome to onDone.
+Result<std::unique_ptr<StreamHandle>> watchRequestAsync(RestClient& c, Request req, const ListOptions& o,
+                                                        OnLine onLine, std::function<void(Status)> onDone,
+                                                        std::stop_token stop);
+
 // Watches until the server ends the stream, onEvent returns false, or stop.
 template <class T>
 Status watch(RestClient& c, const std::string& ns, ListOptions o,
@@ -239,7 +177,7 @@ Result<T> sendObject(RestClient& c, const std::string& method, const std::string
   Request req;
   req.method = method;
   req.path = path;
-  req.body = api::encodeJson(obj);
+  req.body = toJson(obj);
   appendWriteQuery(w, req.query);
   return decodeResponse<T>(c.send(req));
 }

@@ -1,7 +1,7 @@
 #include "controllers/client_builder.h"
 
-#include "api/gen/authentication_v1_codec.h"
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/authentication_v1_json.h"
+#include "api/gen/core_v1_json.h"
 #include "client/typed_client.h"
 #include "version/version.h"
 
@@ -46,7 +46,7 @@ Result<client::RestConfig> ServiceAccountClientBuilder::config(const std::string
     client::Request req;
     req.method = "POST";
     req.path = client::resourcePath("", "v1", "serviceaccounts", ns, name, "token");
-    req.body = api::encodeJson(tr);
+    req.body = toJson(tr);
     auto r = client::decodeResponse<api::authentication::v1::TokenRequest>(root->send(req));
     if (!r.ok()) return r.status();
     int64_t lifetime = r->status.expirationTimestamp.isZero()

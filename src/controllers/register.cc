@@ -2,10 +2,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/gen/apps_v1_codec.h"
-#include "api/gen/coordination_v1_codec.h"
-#include "api/gen/core_v1_codec.h"
-#include "api/gen/rbac_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
+#include "api/gen/coordination_v1_json.h"
+#include "api/gen/core_v1_json.h"
+#include "api/gen/rbac_v1_json.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
 #include "controllers/deployment/deployment_controller.h"

@@ -13,8 +13,8 @@
 
 #include "base/metrics.h"
 #include "base/process_metrics.h"
-#include "api/gen/authentication_v1_codec.h"
-#include "api/gen/authorization_v1_codec.h"
+#include "api/gen/authentication_v1_json.h"
+#include "api/gen/authorization_v1_json.h"
 #include "client/typed_client.h"
 
 namespace kcm::healthz {
@@ -383,6 +383,8 @@ Status SecureServer::start() {
   if (!server_->bind_to_port(cfg_.bindAddress, cfg_.port))
     return Status(StatusCode::kUnavailable, "failed to listen on " + cfg_.bindAddress + ":" + std::to_string(cfg_.port) +
                                                 ": bind: address already in use or not available");
+  // A small fixed pool for /healthz, /metrics and /configz (httplib's default is one thread per core, at least 8).
+  server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return Status::Ok();
 }

@@ -27,15 +27,12 @@ SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::for
 
 void SharedInformerFactory::start(std::stop_token stop) {
   std::lock_guard l(mu_);
+  // Stops with the caller's token or at shutdown(); an informer has no thread, so starting is cheap.
+  if (!stopLink_) stopLink_ = std::make_unique<std::stop_callback<std::function<void()>>>(
+      stop, std::function<void()>([this] { stop_.request_stop(); }));
   auto launch = [&](InformerBase* inf) {
-    if (running_.count(inf)) return;
-    running_.emplace(inf, std::jthread([inf, stop, own = stop_.get_token()](std::stop_token st) {
-                       std::stop_source combined;
-                       std::stop_callback a(stop, [&] { combined.request_stop(); });
-                       std::stop_callback b(own, [&] { combined.request_stop(); });
-                       std::stop_callback c(st, [&] { combined.request_stop(); });
-                       inf->run(combined.get_token());
-                     }));
+    if (!started_.insert(inf).second) return;
+    inf->start(stop_.get_token());
   };
   for (auto& [k, inf] : typed_) launch(inf.get());
   for (auto& [k, inf] : metadata_) launch(inf.get());
@@ -45,7 +42,7 @@ bool SharedInformerFactory::waitForCacheSync(std::stop_token stop) {
   std::vector<InformerBase*> started;
   {
     std::lock_guard l(mu_);
-    for (auto& [inf, t] : running_) started.push_back(inf);
+    started.assign(started_.begin(), started_.end());
   }
   for (auto* inf : started)
     if (!inf->waitForCacheSync(stop)) return false;
@@ -54,12 +51,8 @@ bool SharedInformerFactory::waitForCacheSync(std::stop_token stop) {
 
 void SharedInformerFactory::shutdown() {
   stop_.request_stop();
-  std::map<InformerBase*, std::jthread> threads;
-  {
-    std::lock_guard l(mu_);
-    threads.swap(running_);
-  }
-  threads.clear();  // joins
+  std::lock_guard l(mu_);
+  stopLink_.reset();
 }
 
 }  // namespace kcm::informers

@@ -1,10 +1,12 @@
 #pragma once
 // SharedInformerFactory: one informer per resource type, shared by every controller (typed informers by C++
-// type, metadata informers by GroupVersionResource). start() runs every informer not yet started on its own
-// thread; waitForCacheSync() blocks until all started informers synced or stop. Thread-safe.
+// type, metadata informers by GroupVersionResource). start() starts every informer not yet started (they run on
+// the executor, the I/O loop and the timer: no thread each); waitForCacheSync() blocks until all started
+// informers synced or stop. Thread-safe.
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <thread>
 #include <typeindex>
@@ -19,7 +21,17 @@ class SharedInformerFactory {
   SharedInformerFactory(std::shared_ptr<client::RestClient> client, Clock::Duration defaultResync,
                         Clock& clock = RealClock::get())
       : client_(std::move(client)), resync_(defaultResync), clock_(clock) {}
-  ~SharedInformerFactory() { shutdown(); }
+  ~SharedInformerFactory() {
+    shutdown();
+    decltype(typed_) typed;
+    decltype(metadata_) metadata;
+    {
+      std::lock_guard l(mu_);
+      typed.swap(typed_);
+      metadata.swap(metadata_);
+    }
+    // Destroyed outside the lock: informers drain their handler strands, whose handlers may call back into us.
+  }
 
   template <class T>
   SharedInformer<T>& forType() {
@@ -53,8 +65,9 @@ class SharedInformerFactory {
   std::mutex mu_;
   std::map<std::type_index, std::unique_ptr<InformerBase>> typed_;
   std::map<std::string, std::unique_ptr<InformerBase>> metadata_;
-  std::map<InformerBase*, std::jthread> running_;
+  std::set<InformerBase*> started_;
   std::stop_source stop_;
+  std::unique_ptr<std::stop_callback<std::function<void()>>> stopLink_;
 };
 
 }  // namespace kcm::informers

@@ -15,6 +15,14 @@ Clock::Duration Backoff::next() {
   return step_ + std::chrono::duration_cast<Clock::Duration>(step_ * jitter(rng_));
 }
 
+void InformerBase::run(std::stop_token stop) {
+  start(stop);
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock l(m);
+  cv.wait(l, stop, [] { return false; });
+}
+
 bool InformerBase::waitForCacheSync(std::stop_token stop) const {
   while (!hasSynced() && !stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return hasSynced();
@@ -40,11 +48,11 @@ ListerWatcher<api::meta::v1::PartialObjectMetadata> dynamicListerWatcher(std::sh
     if (!r.ok()) return r.status();
     return client::decodeListStreaming<PM>(r->body, onItem);
   };
-  lw.watch = [c, gvr, ns](const client::ListOptions& o, const std::function<bool(client::WatchEvent<PM>&)>& f,
-                          std::stop_token stop) {
+  lw.watchAsync = [c, gvr, ns](const client::ListOptions& o, client::OnLine onLine,
+                                std::function<void(Status)> onDone, std::stop_token stop) {
     client::Request req;
     req.path = client::resourcePath(gvr.group, gvr.version, gvr.resource, ns);
-    return client::watchRequest<PM>(*c, std::move(req), o, f, stop);
+    return client::watchRequestAsync(*c, std::move(req), o, std::move(onLine), std::move(onDone), stop);
   };
   return lw;
 }
@@ -58,8 +66,13 @@ ListerWatcher<api::meta::v1::PartialObjectMetadata> metadataListerWatcher(std::s
   lw.list = [c, gvr, ns](const client::ListOptions& o, const std::function<void(PM&&)>& onItem) {
     return client::listMetadataPageStreaming(*c, gvr, ns, o, onItem);
   };
-  lw.watch = [c, gvr, ns](const client::ListOptions& o, const std::function<bool(client::WatchEvent<PM>&)>& f,
-                          std::stop_token stop) { return client::watchMetadata(*c, gvr, ns, o, f, stop); };
+  lw.watchAsync = [c, gvr, ns](const client::ListOptions& o, client::OnLine onLine,
+                                std::function<void(Status)> onDone, std::stop_token stop) {
+    client::Request req;
+    req.path = client::resourcePath(gvr.group, gvr.version, gvr.resource, ns);
+    req.accept = client::kAcceptPartialObjectMetadata;
+    return client::watchRequestAsync(*c, std::move(req), o, std::move(onLine), std::move(onDone), stop);
+  };
   return lw;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // SharedInformer<T>: a reflector (LIST then WATCH, as an explicit state machine) feeding a Store<T> and
-// dispatching add/update/delete to handlers, each on its own thread so a slow handler never blocks the watch.
+// dispatching add/update/delete to handlers, each on its own strand so a slow handler never blocks the watch.
+// No thread of its own: reflector steps run on a strand of the process executor, the watch stream on the I/O
+// loop, backoff and resync on the clock's timer (with a FakeClock, time must be advanced for them to fire).
 //
 // Reflector states: kList -> kWatch -> (kWatch | kBackoff | kList). Behaviour follows client-go's reflector:
 //  - LIST pages of 500; the first from the watch cache (resourceVersion "0"), a relist after 410 Gone from etcd
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/executor.h"
 #include "base/status.h"
 #include "client/typed_client.h"
 #include "informers/store.h"
@@ -38,9 +41,15 @@ template <class T>
 struct ListerWatcher {
   // Lists one page, handing each decoded item to onItem; returns the page's resourceVersion/continue.
   std::function<Result<client::ListInfo>(const client::ListOptions&, const std::function<void(T&&)>& onItem)> list;
+  // A blocking watch (scripted lister-watchers in tests): run as a pool task.
   std::function<Status(const client::ListOptions&, const std::function<bool(client::WatchEvent<T>&)>&,
                        std::stop_token)>
       watch;
+  // The watch as a stream on the I/O loop (what real clients use): raw event lines to onLine (loop thread),
+  // the outcome to onDone; destroying the handle cancels.
+  std::function<Result<std::unique_ptr<client::StreamHandle>>(const client::ListOptions&, client::OnLine,
+                                                               std::function<void(Status)>, std::stop_token)>
+      watchAsync;
   std::string description;  // for logs: "pods", "apps/v1, Resource=deployments (metadata)"
 };
 
@@ -51,8 +60,12 @@ ListerWatcher<T> typedListerWatcher(std::shared_ptr<client::RestClient> c, const
   lw.list = [c, ns](const client::ListOptions& o, const std::function<void(T&&)>& onItem) {
     return client::listPageStreaming<T>(*c, ns, o, onItem);
   };
-  lw.watch = [c, ns](const client::ListOptions& o, const std::function<bool(client::WatchEvent<T>&)>& f,
-                     std::stop_token stop) { return client::watch<T>(*c, ns, o, f, stop); };
+  lw.watchAsync = [c, ns](const client::ListOptions& o, client::OnLine onLine, std::function<void(Status)> onDone,
+                          std::stop_token stop) {
+    client::Request req;
+    req.path = client::pathFor<T>(ns);
+    return client::watchRequestAsync(*c, std::move(req), o, std::move(onLine), std::move(onDone), stop);
+  };
   return lw;
 }
 
@@ -105,7 +118,10 @@ struct InformerOptions {
 class InformerBase {
  public:
   virtual ~InformerBase() = default;
-  virtual void run(std::stop_token stop) = 0;
+  // Starts the reflector; returns at once. It stops when `stop` is requested or the informer is destroyed.
+  virtual void start(std::stop_token stop) = 0;
+  // start(), then blocks until stop (tests).
+  void run(std::stop_token stop);
   virtual bool hasSynced() const = 0;
   // Blocks until synced or stop; returns hasSynced().
   bool waitForCacheSync(std::stop_token stop) const;
@@ -119,11 +135,20 @@ class SharedInformer : public InformerBase {
 
   SharedInformer(ListerWatcher<T> lw, InformerOptions opts = {})
       : lw_(std::move(lw)), opts_(opts), clock_(*opts.clock),
-        backoff_(std::chrono::milliseconds(800), std::chrono::seconds(30), std::chrono::minutes(2), clock_) {
+        backoff_(std::chrono::milliseconds(800), std::chrono::seconds(30), std::chrono::minutes(2), clock_),
+        rng_(std::random_device{}()) {
     transform_ = [](T& o) { o.metadata.managedFields.clear(); };
   }
   ~SharedInformer() override {
-    for (auto& l : listeners_) l->stop();
+    onStop_.reset();
+    stopNow();
+    {
+      std::unique_lock l(mu_);
+      blockingDone_.wait(l, [&] { return blockingWatches_ == 0; });
+    }
+    strand_.drain();
+    std::lock_guard g(listenersMu_);
+    listeners_.clear();  // each strand waits for its running handler
   }
 
   Store<T>& store() { return store_; }
@@ -134,9 +159,12 @@ class SharedInformer : public InformerBase {
   void addEventHandler(EventHandler<T> h, Clock::Duration resync = Clock::Duration::max()) {
     auto l = std::make_unique<Listener>(std::move(h), resync == Clock::Duration::max() ? opts_.resyncPeriod : resync,
                                         clock_);
-    std::lock_guard g(listenersMu_);
-    for (const auto& o : store_.list()) l->push({Kind::kAdd, nullptr, o, false});
-    listeners_.push_back(std::move(l));
+    {
+      std::lock_guard g(listenersMu_);
+      for (const auto& o : store_.list()) l->push({Kind::kAdd, nullptr, o, false});
+      listeners_.push_back(std::move(l));
+    }
+    armResync();
   }
 
   bool hasSynced() const override { return synced_.load(); }
@@ -147,71 +175,15 @@ class SharedInformer : public InformerBase {
   uint64_t listCount() const { return lists_.load(); }
   uint64_t watchCount() const { return watches_.load(); }
 
-  void run(std::stop_token stop) override {
-    std::jthread resync([this](std::stop_token st) { resyncLoop(st); });
-    std::stop_callback stopResync(stop, [&] { resync.request_stop(); });
-    enum class State { kList, kWatch, kBackoff } state = State::kList, afterBackoff = State::kList;
-    std::string listRv = "0";
-    std::mt19937_64 rng(std::random_device{}());
-    while (!stop.stop_requested()) {
-      switch (state) {
-        case State::kList: {
-          Status s = listAndReplace(listRv, stop);
-          if (stop.stop_requested()) return;
-          if (s.ok()) {
-            state = State::kWatch;
-          } else {
-            if (listRv == "0" && (s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout))
-              listRv = "";  // the watch cache cannot serve "0": read from etcd
-            std::fprintf(stderr, "reflector %s: failed to list: %s\n", lw_.description.c_str(), s.toString().c_str());
-            state = State::kBackoff;
-            afterBackoff = State::kList;
-          }
-          break;
-        }
-        case State::kWatch: {
-          client::ListOptions o;
-          o.resourceVersion = lastSyncResourceVersion();
-          o.allowWatchBookmarks = true;
-          o.timeoutSeconds = 300 + static_cast<int64_t>(rng() % 300);  // [5, 10) minutes
-          bool gotEvent = false, gone = false;
-          auto started = clock_.now();
-          ++watches_;
-          Status s = lw_.watch(
-              o,
-              [&](client::WatchEvent<T>& ev) {
-                gotEvent = true;
-                if (ev.type == "ERROR") {
-                  gone = ev.status.code == 410 || ev.status.reason == "Expired" || ev.status.reason == "Gone";
-                  if (!gone)
-                    std::fprintf(stderr, "reflector %s: watch error event: %s\n", lw_.description.c_str(),
-                                 ev.status.message.c_str());
-                  return false;
-                }
-                apply(ev);
-                return !stop.stop_requested();
-              },
-              stop);
-          if (stop.stop_requested()) return;
-          if (gone || s.code() == StatusCode::kGone) {
-            // Too old resourceVersion: relist from etcd.
-            listRv = "";
-            state = State::kList;
-          } else if (!s.ok() || (!gotEvent && clock_.now() - started < std::chrono::seconds(1))) {
-            // Connection trouble or a suspiciously short watch: back off, then resume from the same version.
-            if (s.ok()) s = Status(StatusCode::kUnavailable, "very short watch: watch closed before any event");
-            std::fprintf(stderr, "reflector %s: watch ended: %s\n", lw_.description.c_str(), s.toString().c_str());
-            state = State::kBackoff;
-            afterBackoff = State::kWatch;
-          }
-          break;  // normal end (timeout): watch again from the last resourceVersion
-        }
-        case State::kBackoff:
-          if (!clock_.sleepFor(backoff_.next(), stop)) return;
-          state = afterBackoff;
-          break;
-      }
+  void start(std::stop_token stop) override {
+    {
+      std::lock_guard l(mu_);
+      if (started_) return;
+      started_ = true;
     }
+    onStop_ = std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::function<void()>([this] { stopNow(); }));
+    strand_.post([this] { doList(); });
+    armResync();
   }
 
  private:
@@ -222,48 +194,25 @@ class SharedInformer : public InformerBase {
     bool finalStateUnknown;
   };
 
-  // One handler, its queue and its thread (client-go's processorListener).
+  // One handler and its strand (client-go's processorListener, without a goroutine of its own).
   class Listener {
    public:
     Listener(EventHandler<T> h, Clock::Duration resync, Clock& clock)
-        : nextResync_(clock.now() + resync), h_(std::move(h)), resync_(resync),
-          thread_([this](std::stop_token st) { loop(st); }) {}
+        : nextResync_(clock.now() + resync), h_(std::make_shared<EventHandler<T>>(std::move(h))), resync_(resync) {}
     void push(Notification n) {
-      {
-        std::lock_guard l(mu_);
-        q_.push_back(std::move(n));
-      }
-      cv_.notify_one();
-    }
-    void stop() {
-      thread_.request_stop();
-      cv_.notify_all();
+      strand_.post([h = h_, n = std::move(n)] {
+        if (n.kind == Kind::kAdd && h->onAdd) h->onAdd(n.newObj);
+        if (n.kind == Kind::kUpdate && h->onUpdate) h->onUpdate(n.oldObj, n.newObj);
+        if (n.kind == Kind::kDelete && h->onDelete) h->onDelete(n.oldObj, n.finalStateUnknown);
+      });
     }
     Clock::Duration resync() const { return resync_; }
     Clock::TimePoint nextResync_;
 
    private:
-    void loop(std::stop_token st) {
-      while (true) {
-        Notification n;
-        {
-          std::unique_lock l(mu_);
-          cv_.wait(l, st, [&] { return !q_.empty(); });
-          if (q_.empty()) return;
-          n = std::move(q_.front());
-          q_.pop_front();
-        }
-        if (n.kind == Kind::kAdd && h_.onAdd) h_.onAdd(n.newObj);
-        if (n.kind == Kind::kUpdate && h_.onUpdate) h_.onUpdate(n.oldObj, n.newObj);
-        if (n.kind == Kind::kDelete && h_.onDelete) h_.onDelete(n.oldObj, n.finalStateUnknown);
-      }
-    }
-    EventHandler<T> h_;
+    std::shared_ptr<EventHandler<T>> h_;
     Clock::Duration resync_;
-    std::mutex mu_;
-    std::condition_variable_any cv_;
-    std::deque<Notification> q_;
-    std::jthread thread_;
+    Strand strand_;  // last: drained (waits for a running handler) before the handler goes
   };
 
   void notify(const Notification& n) {
@@ -279,6 +228,152 @@ class SharedInformer : public InformerBase {
   Ptr prepare(T&& obj) {
     if (transform_) transform_(obj);
     return std::make_shared<const T>(std::move(obj));
+  }
+
+  bool stopped() const {
+    std::lock_guard l(mu_);
+    return stopped_;
+  }
+
+  // Stops the reflector: no new step starts; the stream and the backoff timer are cancelled.
+  void stopNow() {
+    std::unique_ptr<client::StreamHandle> h;
+    Clock::TimerId t1, t2;
+    {
+      std::lock_guard l(mu_);
+      stopped_ = true;
+      h = std::move(stream_);
+      t1 = backoffTimer_;
+      t2 = resyncTimer_;
+      backoffTimer_ = resyncTimer_ = 0;
+    }
+    blockingStop_.request_stop();
+    if (t1) clock_.cancel(t1);
+    if (t2) clock_.cancel(t2);
+    h.reset();
+  }
+
+  // ---- reflector steps, all on strand_ ----
+
+  void doList() {
+    if (stopped()) return;
+    Status s = listAndReplace(listRv_);
+    if (stopped()) return;
+    if (s.ok()) return startWatch();
+    if (listRv_ == "0" && (s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout))
+      listRv_ = "";  // the watch cache cannot serve "0": read from etcd
+    std::fprintf(stderr, "reflector %s: failed to list: %s\n", lw_.description.c_str(), s.toString().c_str());
+    backoffThen([this] { doList(); });
+  }
+
+  void backoffThen(std::function<void()> step) {
+    std::lock_guard l(mu_);
+    if (stopped_) return;
+    backoffTimer_ = clock_.scheduleAfter(backoff_.next(), [this, step = std::move(step)] {
+      {
+        std::lock_guard g(mu_);
+        backoffTimer_ = 0;
+      }
+      strand_.post(step);
+    });
+  }
+
+  void startWatch() {
+    if (stopped()) return;
+    client::ListOptions o;
+    o.resourceVersion = lastSyncResourceVersion();
+    o.allowWatchBookmarks = true;
+    o.timeoutSeconds = 300 + static_cast<int64_t>(rng_() % 300);  // [5, 10) minutes
+    uint64_t gen = ++watchGen_;
+    watchGotEvent_ = watchGone_ = false;
+    watchStarted_ = clock_.now();
+    ++watches_;
+    if (lw_.watchAsync) {
+      auto h = lw_.watchAsync(
+          o,
+          [this, gen](std::string_view line) {
+            strand_.post([this, gen, l = std::string(line)] { onWatchLine(gen, l); });
+            return true;
+          },
+          [this, gen](Status s) { strand_.post([this, gen, s = std::move(s)] { onWatchEnded(gen, s); }); },
+          blockingStop_.get_token());
+      if (!h.ok()) return onWatchEnded(gen, h.status());
+      std::lock_guard l(mu_);
+      if (stopped_) return;  // the handle is destroyed below, outside the lock
+      stream_ = std::move(*h);
+      return;
+    }
+    // Blocking watch (scripted): on a pool thread, events handed to the strand in order.
+    {
+      std::lock_guard l(mu_);
+      ++blockingWatches_;
+    }
+    Executor::global().post([this, gen, o] {
+      Status s = lw_.watch(
+          o,
+          [this, gen](client::WatchEvent<T>& ev) {
+            strand_.post([this, gen, e = std::move(ev)]() mutable { onWatchEvent(gen, e); });
+            return !blockingStop_.stop_requested();
+          },
+          blockingStop_.get_token());
+      strand_.post([this, gen, s] { onWatchEnded(gen, s); });
+      std::lock_guard l(mu_);
+      if (--blockingWatches_ == 0) blockingDone_.notify_all();
+    });
+  }
+
+  void onWatchLine(uint64_t gen, const std::string& line) {
+    if (gen != watchGen_ || stopped()) return;
+    client::WatchEvent<T> ev;
+    if (Status d = client::decodeWatchEvent(line, ev); !d.ok()) return endWatch(gen, d);
+    onWatchEvent(gen, ev);
+  }
+
+  void onWatchEvent(uint64_t gen, client::WatchEvent<T>& ev) {
+    if (gen != watchGen_ || watchEnded_ == gen || stopped()) return;
+    watchGotEvent_ = true;
+    if (ev.type == "ERROR") {
+      watchGone_ = ev.status.code == 410 || ev.status.reason == "Expired" || ev.status.reason == "Gone";
+      if (!watchGone_)
+        std::fprintf(stderr, "reflector %s: watch error event: %s\n", lw_.description.c_str(),
+                     ev.status.message.c_str());
+      return endWatch(gen, Status::Ok());
+    }
+    apply(ev);
+  }
+
+  // Ends the current stream from our side (decode error, ERROR event), then decides as if it ended.
+  void endWatch(uint64_t gen, Status s) {
+    std::unique_ptr<client::StreamHandle> h;
+    {
+      std::lock_guard l(mu_);
+      h = std::move(stream_);
+    }
+    h.reset();
+    onWatchEnded(gen, s);
+  }
+
+  void onWatchEnded(uint64_t gen, Status s) {
+    if (gen != watchGen_ || watchEnded_ == gen || stopped()) return;
+    watchEnded_ = gen;
+    {
+      std::unique_ptr<client::StreamHandle> h;
+      {
+        std::lock_guard l(mu_);
+        h = std::move(stream_);
+      }
+    }
+    if (watchGone_ || s.code() == StatusCode::kGone) {
+      listRv_ = "";  // too old resourceVersion: relist from etcd
+      return doList();
+    }
+    if (!s.ok() || (!watchGotEvent_ && clock_.now() - watchStarted_ < std::chrono::seconds(1))) {
+      // Connection trouble or a suspiciously short watch: back off, then resume from the same version.
+      if (s.ok()) s = Status(StatusCode::kUnavailable, "very short watch: watch closed before any event");
+      std::fprintf(stderr, "reflector %s: watch ended: %s\n", lw_.description.c_str(), s.toString().c_str());
+      return backoffThen([this] { startWatch(); });
+    }
+    startWatch();  // normal end (timeout): watch again from the last resourceVersion
   }
 
   void apply(client::WatchEvent<T>& ev) {
@@ -300,7 +395,7 @@ class SharedInformer : public InformerBase {
     setRv(rv);
   }
 
-  Status listAndReplace(const std::string& rv, std::stop_token stop) {
+  Status listAndReplace(const std::string& rv) {
     ++lists_;
     client::ListOptions o;
     o.resourceVersion = rv;
@@ -316,7 +411,7 @@ class SharedInformer : public InformerBase {
       });
       if (!page.ok()) return page.status();
       listRv = page->resourceVersion;
-      if (page->continueToken.empty() || stop.stop_requested()) break;
+      if (page->continueToken.empty() || stopped()) break;
       o.continueToken = page->continueToken;
       o.resourceVersion.clear();
     }
@@ -333,23 +428,57 @@ class SharedInformer : public InformerBase {
     return Status::Ok();
   }
 
-  void resyncLoop(std::stop_token st) {
-    while (clock_.sleepFor(std::chrono::seconds(1), st)) {
-      if (!synced_.load()) continue;
+  // Resync: one timer entry at the earliest listener's due time; the resync itself runs on the strand, in
+  // order with watch events.
+  void armResync() {
+    Clock::TimePoint due = Clock::TimePoint::max();
+    {
+      std::lock_guard g(listenersMu_);
+      for (auto& l : listeners_)
+        if (l->resync() > Clock::Duration::zero()) due = std::min(due, l->nextResync_);
+    }
+    Clock::TimerId old = 0;
+    {
+      std::lock_guard l(mu_);
+      if (!started_ || stopped_ || due == Clock::TimePoint::max()) return;
+      if (resyncTimer_ && resyncDue_ <= due) return;
+      old = resyncTimer_;
+      uint64_t seq = ++resyncSeq_;
+      resyncDue_ = due;
+      resyncTimer_ = clock_.schedule(due, [this, seq] {
+        {
+          std::lock_guard g(mu_);
+          if (resyncSeq_ == seq) resyncTimer_ = 0;
+        }
+        strand_.post([this] { doResync(); });
+      });
+    }
+    if (old) clock_.cancel(old);  // outside mu_: a firing callback takes it
+  }
+
+  void doResync() {
+    if (stopped()) return;
+    {
       auto now = clock_.now();
       std::lock_guard g(listenersMu_);
       for (auto& l : listeners_) {
         if (l->resync() <= Clock::Duration::zero() || now < l->nextResync_) continue;
+        if (!synced_.load()) {  // nothing to resync yet: look again in a second
+          l->nextResync_ = now + std::chrono::seconds(1);
+          continue;
+        }
         for (const auto& o : store_.list()) l->push({Kind::kUpdate, o, o, false});
         l->nextResync_ = now + l->resync();
       }
     }
+    armResync();
   }
 
   ListerWatcher<T> lw_;
   InformerOptions opts_;
   Clock& clock_;
   Backoff backoff_;
+  std::mt19937_64 rng_;
   Transform transform_;
   Store<T> store_;
   std::atomic<bool> synced_{false};
@@ -358,6 +487,23 @@ class SharedInformer : public InformerBase {
   std::mutex listenersMu_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::atomic<uint64_t> lists_{0}, watches_{0};
+  // Reflector state: touched only on strand_.
+  std::string listRv_ = "0";
+  uint64_t watchGen_ = 0, watchEnded_ = 0;
+  bool watchGotEvent_ = false, watchGone_ = false;
+  Clock::TimePoint watchStarted_{};
+  // Shared with stop and timers.
+  mutable std::mutex mu_;
+  bool started_ = false, stopped_ = false;
+  std::unique_ptr<client::StreamHandle> stream_;
+  Clock::TimerId backoffTimer_ = 0, resyncTimer_ = 0;
+  Clock::TimePoint resyncDue_{};
+  uint64_t resyncSeq_ = 0;
+  std::stop_source blockingStop_;
+  int blockingWatches_ = 0;
+  std::condition_variable blockingDone_;
+  std::unique_ptr<std::stop_callback<std::function<void()>>> onStop_;
+  Strand strand_;  // last: drained first on destruction
 };
 
 }  // namespace kcm::informers

@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-#include "api/gen/coordination_v1_codec.h"
+#include "api/gen/coordination_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 #include "base/metrics.h"

@@ -7,11 +7,27 @@ namespace kcm::runtime {
 ControllerBase::ControllerBase(std::string name, SyncFunc sync, Clock& clock, int maxRetries,
                                std::unique_ptr<ItemRateLimiter> limiter)
     : name_(std::move(name)), sync_(std::move(sync)), clock_(clock), maxRetries_(maxRetries),
-      queue_(name_, limiter ? std::move(limiter) : defaultControllerRateLimiter(clock), clock) {}
+      queue_(name_, limiter ? std::move(limiter) : defaultControllerRateLimiter(clock), clock),
+      executor_(Executor::global()) {
+  queue_.setReadyCallback([this] { dispatch(); });
+}
+
+ControllerBase::~ControllerBase() {
+  onStop_.reset();  // no stop callback may run against a half-destroyed base
+  stopAll();
+  std::unique_lock l(mu_);
+  idleCv_.wait(l, [&] { return inFlight_ == 0; });
+}
 
 bool ControllerBase::processNextWorkItem() {
   auto key = queue_.get();
   if (!key) return false;
+  processKey(*key);
+  return true;
+}
+
+void ControllerBase::processKey(const std::string& k) {
+  const std::string* key = &k;
   SyncResult r;
   try {
     r = sync_(*key);
@@ -31,36 +47,90 @@ bool ControllerBase::processNextWorkItem() {
     queue_.addRateLimited(*key);
   }
   queue_.done(*key);
-  return true;
+}
+
+void ControllerBase::stopAll() {
+  Clock::TimerId t;
+  {
+    std::lock_guard l(mu_);
+    stopped_ = true;
+    t = pollTimer_;
+    pollTimer_ = 0;
+  }
+  if (t) RealClock::get().cancel(t);
+  queue_.shutDown();
 }
 
 void ControllerBase::start(int workers, std::stop_token stop, std::vector<std::function<bool()>> hasSynced) {
-  // Stops with the caller's token, or when the base is destroyed (the jthread's own token).
-  runner_ = std::jthread([this, workers, stop, synced = std::move(hasSynced)](std::stop_token own) {
-    std::stop_source combined;
-    std::stop_callback a(stop, [&] { combined.request_stop(); });
-    std::stop_callback b(own, [&] { combined.request_stop(); });
-    run(workers, combined.get_token(), synced);
-  });
+  {
+    std::lock_guard l(mu_);
+    workers_ = std::max(1, workers);
+    hasSynced_ = std::move(hasSynced);
+  }
+  onStop_ = std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::function<void()>([this] { stopAll(); }));
+  pollSynced();
+}
+
+// Cache sync is real readiness, not simulated time: polled every 100 ms on the real clock's timer.
+void ControllerBase::pollSynced() {
+  {
+    std::lock_guard l(mu_);
+    pollTimer_ = 0;
+    if (stopped_) return;
+    bool all = true;
+    for (const auto& s : hasSynced_) all = all && s();
+    if (!all) {
+      pollTimer_ = RealClock::get().scheduleAfter(std::chrono::milliseconds(100), [this] { pollSynced(); });
+      return;
+    }
+    started_ = true;
+    hasSynced_.clear();
+  }
+  dispatch();
+}
+
+void ControllerBase::dispatch() {
+  std::lock_guard l(mu_);
+  if (!started_ || stopped_) return;
+  for (size_t ready = queue_.len(); inFlight_ < workers_ && ready > 0; --ready) {
+    ++inFlight_;
+    executor_.post([this] {
+      // Drain up to a batch of keys, then give the pool thread back.
+      for (int i = 0; i < 32; ++i) {
+        auto key = queue_.tryGet();
+        if (!key) break;
+        processKey(*key);
+      }
+      {
+        std::lock_guard g(mu_);
+        --inFlight_;
+        if (inFlight_ == 0) idleCv_.notify_all();
+      }
+      dispatch();  // keys that arrived while we were full
+    });
+  }
 }
 
 bool ControllerBase::run(int workers, std::stop_token stop, const std::vector<std::function<bool()>>& hasSynced) {
-  for (const auto& synced : hasSynced)
-    while (!synced()) {
-      if (!clock_.sleepFor(std::chrono::milliseconds(100), stop) || stop.stop_requested()) {
-        queue_.shutDown();
-        return false;
-      }
-    }
-  std::vector<std::jthread> threads;
-  for (int i = 0; i < workers; ++i)
-    threads.emplace_back([this] {
-      while (processNextWorkItem()) {
-      }
-    });
-  std::stop_callback onStop(stop, [this] { queue_.shutDown(); });
-  threads.clear();  // joins once the queue is shut down
-  return true;
+  start(workers, stop, hasSynced);
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lk(m);
+  cv.wait(lk, stop, [] { return false; });
+  stopAll();
+  std::unique_lock l(mu_);
+  idleCv_.wait(l, [&] { return inFlight_ == 0; });
+  return started_;
+}
+
+bool ControllerBase::started() const {
+  std::lock_guard l(mu_);
+  return started_;
+}
+
+int ControllerBase::inFlight() const {
+  std::lock_guard l(mu_);
+  return inFlight_;
 }
 
 }  // namespace kcm::runtime

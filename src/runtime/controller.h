@@ -7,8 +7,12 @@
 //   requeueAfter(d)   -> forget(key), addAfter(d) (periodic work, e.g. progress deadlines)
 //   error             -> addRateLimited(key)      (5 ms doubling to 1000 s per key), logged once here
 //   errorNoRetry      -> forget(key)              (terminal: logged, not retried)
-// Thread-safe. run() blocks until stop, then shuts the queue down and joins the workers.
+// Workers are not threads: `workers` (upstream's --concurrent-*-syncs) is how many sync tasks the controller may
+// have in flight on the process executor at once. start() returns at once; cache sync is polled on the timer.
+// Thread-safe. Destruction shuts the queue down and waits for in-flight syncs.
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/executor.h"
 #include "base/status.h"
 #include "runtime/workqueue.h"
 
@@ -41,7 +46,7 @@ class ControllerBase {
   // limiter: the queue's rate limiter (default: defaultControllerRateLimiter).
   ControllerBase(std::string name, SyncFunc sync, Clock& clock = RealClock::get(), int maxRetries = -1,
                  std::unique_ptr<ItemRateLimiter> limiter = nullptr);
-  virtual ~ControllerBase() = default;
+  virtual ~ControllerBase();
 
   WorkQueue& queue() { return queue_; }
   void enqueue(const std::string& key) { queue_.add(key); }
@@ -52,22 +57,37 @@ class ControllerBase {
     enqueue(m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name);
   }
 
-  // Waits for every hasSynced to be true (or stop), then runs `workers` threads until stop.
-  // Returns false when stopped before the caches synced.
-  bool run(int workers, std::stop_token stop, const std::vector<std::function<bool()>>& hasSynced = {});
-  // run() on a thread the base owns (joined on destruction): what a controller's init calls.
+  // Once every hasSynced is true, processes keys with up to `workers` syncs in flight, until stop (or
+  // destruction). Returns at once: what a controller's init calls.
   void start(int workers, std::stop_token stop, std::vector<std::function<bool()>> hasSynced = {});
+  // start(), then blocks until stop and the in-flight syncs ended. False when stopped before the caches synced.
+  bool run(int workers, std::stop_token stop, const std::vector<std::function<bool()>>& hasSynced = {});
+  bool started() const;
+  // Syncs in flight now (health checks, tests).
+  int inFlight() const;
   // One item, for tests: false when the queue is shut down.
   bool processNextWorkItem();
   const std::string& name() const { return name_; }
 
  private:
+  void processKey(const std::string& key);  // sync, then forget/requeue and done
+  void pollSynced();
+  void dispatch();
+  void stopAll();
+
   std::string name_;
   SyncFunc sync_;
   Clock& clock_;
   int maxRetries_;
   WorkQueue queue_;
-  std::jthread runner_;  // last: joined before the queue goes away
+  Executor& executor_;
+  mutable std::mutex mu_;
+  std::condition_variable idleCv_;
+  int workers_ = 0, inFlight_ = 0;
+  bool started_ = false, stopped_ = false;
+  Clock::TimerId pollTimer_ = 0;
+  std::vector<std::function<bool()>> hasSynced_;
+  std::unique_ptr<std::stop_callback<std::function<void()>>> onStop_;
 };
 
 }  // namespace kcm::runtime

@@ -78,30 +78,84 @@ WorkQueue::WorkQueue(std::string name, std::unique_ptr<ItemRateLimiter> limiter,
                             {{"name", name_}})),
       longestRunning_(reg.gauge("workqueue_longest_running_processor_seconds",
                                 "How many seconds has the longest running processor for workqueue been running.",
-                                {{"name", name_}})),
-      waiter_([this](std::stop_token st) { waitingLoop(st); }) {}
+                                {{"name", name_}})) {}
 
 WorkQueue::~WorkQueue() {
   shutDown();
-  waiter_.request_stop();
-  waitCv_.notify_all();
+  std::vector<Clock::TimerId> ids;
+  {
+    std::lock_guard l(mu_);
+    closed_ = true;
+    for (const auto& [due, id] : armed_) ids.push_back(id);
+    if (metricsTimer_) ids.push_back(metricsTimer_);
+  }
+  for (auto id : ids) clock_.cancel(id);  // waits for a callback that is running now
 }
 
-void WorkQueue::addLocked(const std::string& key) {
-  if (shuttingDown_) return;
+bool WorkQueue::addLocked(const std::string& key) {
+  if (shuttingDown_) return false;
   adds_.inc();
-  if (dirty_.count(key)) return;
+  if (dirty_.count(key)) return false;
   dirty_.insert(key);
   addedAt_.emplace(key, clock_.now());
-  if (processing_.count(key)) return;  // re-queued by done()
+  if (processing_.count(key)) return false;  // re-queued by done()
   queue_.push_back(key);
   depth_.set(static_cast<double>(queue_.size()));
   cv_.notify_one();
+  return true;
 }
 
 void WorkQueue::add(const std::string& key) {
-  std::lock_guard l(mu_);
-  addLocked(key);
+  bool ready;
+  {
+    std::lock_guard l(mu_);
+    ready = addLocked(key);
+  }
+  if (ready) notifyReady();
+}
+
+void WorkQueue::armLocked() {
+  if (closed_ || waiting_.empty()) return;
+  auto due = waiting_.begin()->first;
+  if (!armed_.empty() && armed_.begin()->first <= due) return;  // an entry fires no later than that
+  armed_[due] = clock_.schedule(due, [this, due] { onTimer(due); });
+}
+
+void WorkQueue::onTimer(Clock::TimePoint due) {
+  bool ready = false;
+  {
+    std::lock_guard l(mu_);
+    armed_.erase(due);
+    auto now = clock_.now();
+    while (!waiting_.empty() && waiting_.begin()->first <= now) {
+      std::string key = waiting_.begin()->second;
+      waiting_.erase(waiting_.begin());
+      waitingReady_.erase(key);
+      ready |= addLocked(key);
+    }
+    armLocked();
+  }
+  if (ready) notifyReady();
+}
+
+// workqueue_unfinished_work_seconds / _longest_running_processor_seconds, refreshed every 500 ms as upstream,
+// but only while something is being processed (an idle queue costs no wake-ups).
+void WorkQueue::armMetricsLocked() {
+  if (closed_ || metricsTimer_ || processing_.empty()) return;
+  metricsTimer_ = clock_.scheduleAfter(milliseconds(500), [this] {
+    std::lock_guard l(mu_);
+    metricsTimer_ = 0;
+    auto now = clock_.now();
+    double total = 0, longest = 0;
+    for (const auto& [k, t] : startedAt_) {
+      double s = duration<double>(now - t).count();
+      total += s;
+      longest = std::max(longest, s);
+    }
+    unfinished_.set(total);
+    longestRunning_.set(longest);
+    armMetricsLocked();
+  });
 }
 
 void WorkQueue::addAfter(const std::string& key, Clock::Duration d) {
@@ -121,8 +175,8 @@ void WorkQueue::addAfter(const std::string& key, Clock::Duration d) {
     }
     waitingReady_[key] = ready;
     waiting_.emplace(ready, key);
+    armLocked();
   }
-  waitCv_.notify_all();
 }
 
 void WorkQueue::addRateLimited(const std::string& key) {
@@ -137,6 +191,15 @@ int WorkQueue::numRequeues(const std::string& key) { return limiter_->numRequeue
 std::optional<std::string> WorkQueue::get() {
   std::unique_lock l(mu_);
   cv_.wait(l, [&] { return !queue_.empty() || shuttingDown_; });
+  return takeLocked();
+}
+
+std::optional<std::string> WorkQueue::tryGet() {
+  std::lock_guard l(mu_);
+  return takeLocked();
+}
+
+std::optional<std::string> WorkQueue::takeLocked() {
   if (queue_.empty()) return std::nullopt;
   std::string key = std::move(queue_.front());
   queue_.pop_front();
@@ -149,23 +212,31 @@ std::optional<std::string> WorkQueue::get() {
   startedAt_[key] = now;
   processing_.insert(key);
   dirty_.erase(key);
+  armMetricsLocked();
   return key;
 }
 
 void WorkQueue::done(const std::string& key) {
-  std::lock_guard l(mu_);
-  if (auto it = startedAt_.find(key); it != startedAt_.end()) {
-    workDuration_.observe(duration<double>(clock_.now() - it->second).count());
-    startedAt_.erase(it);
+  bool ready = false;
+  {
+    std::lock_guard l(mu_);
+    if (auto it = startedAt_.find(key); it != startedAt_.end()) {
+      workDuration_.observe(duration<double>(clock_.now() - it->second).count());
+      startedAt_.erase(it);
+    }
+    processing_.erase(key);
+    if (dirty_.count(key)) {
+      queue_.push_back(key);
+      depth_.set(static_cast<double>(queue_.size()));
+      cv_.notify_one();
+      ready = true;
+    } else if (processing_.empty()) {
+      unfinished_.set(0);
+      longestRunning_.set(0);
+      cv_.notify_all();  // shutDownWithDrain waits for this
+    }
   }
-  processing_.erase(key);
-  if (dirty_.count(key)) {
-    queue_.push_back(key);
-    depth_.set(static_cast<double>(queue_.size()));
-    cv_.notify_one();
-  } else if (processing_.empty()) {
-    cv_.notify_all();  // shutDownWithDrain waits for this
-  }
+  if (ready) notifyReady();
 }
 
 size_t WorkQueue::len() const {
@@ -179,7 +250,6 @@ void WorkQueue::shutDown() {
     shuttingDown_ = true;
   }
   cv_.notify_all();
-  waitCv_.notify_all();
 }
 
 void WorkQueue::shutDownWithDrain() {
@@ -193,37 +263,6 @@ void WorkQueue::shutDownWithDrain() {
 bool WorkQueue::shuttingDown() const {
   std::lock_guard l(mu_);
   return shuttingDown_;
-}
-
-void WorkQueue::waitingLoop(std::stop_token stop) {
-  std::unique_lock l(mu_);
-  auto lastMetrics = clock_.now();
-  while (!stop.stop_requested()) {
-    auto now = clock_.now();
-    while (!waiting_.empty() && waiting_.begin()->first <= now) {
-      std::string key = waiting_.begin()->second;
-      waiting_.erase(waiting_.begin());
-      waitingReady_.erase(key);
-      addLocked(key);
-    }
-    if (now - lastMetrics >= milliseconds(500)) {  // upstream updates these every 500 ms
-      double total = 0, longest = 0;
-      for (const auto& [k, t] : startedAt_) {
-        double s = duration<double>(now - t).count();
-        total += s;
-        longest = std::max(longest, s);
-      }
-      unfinished_.set(total);
-      longestRunning_.set(longest);
-      lastMetrics = now;
-    }
-    // Sleep until the next delayed key is due, at most 100 ms of real time (so an injected FakeClock that
-    // advances is noticed); an addAfter() wakes us early.
-    auto wait = milliseconds(100);
-    if (!waiting_.empty())
-      wait = std::clamp(duration_cast<milliseconds>(waiting_.begin()->first - now), milliseconds(1), wait);
-    waitCv_.wait_for(l, stop, wait, [&] { return false; });
-  }
 }
 
 }  // namespace kcm::runtime

@@ -5,11 +5,14 @@
 //  - addAfter() delays, addRateLimited() delays by the rate limiter (per-item exponential 5 ms..1000 s, max'ed
 //    with an overall 10 qps / 100 burst bucket, as DefaultTypedControllerRateLimiter), forget() resets it;
 //  - shutDown() wakes getters; shutDownWithDrain() also waits for keys in processing to be done;
+//  - no thread of its own: delayed adds are entries on the clock's timer, and a consumer either blocks in get()
+//    or is told by the ready callback that a key became available (ControllerBase dispatches pool tasks on it);
 //  - workqueue_* metrics with upstream's names, label name=<queue name>.
 // Thread-safe.
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +92,11 @@ class WorkQueue {
   int numRequeues(const std::string& key);
   // Blocks until a key is available or the queue shuts down (nullopt).
   std::optional<std::string> get();
+  // A key if one is ready now (marked processing, as get()), else nullopt.
+  std::optional<std::string> tryGet();
+  // Called (outside the queue's lock, from whichever thread added it) whenever a key becomes ready. Set once,
+  // before any add.
+  void setReadyCallback(std::function<void()> cb) { onReady_ = std::move(cb); }
   void done(const std::string& key);
   size_t len() const;
   void shutDown();
@@ -97,8 +105,14 @@ class WorkQueue {
   const std::string& name() const { return name_; }
 
  private:
-  void waitingLoop(std::stop_token stop);
-  void addLocked(const std::string& key);
+  bool addLocked(const std::string& key);  // true when the key became ready
+  std::optional<std::string> takeLocked();
+  void armLocked();                          // a timer entry for the earliest waiting key
+  void onTimer(Clock::TimePoint due);
+  void armMetricsLocked();
+  void notifyReady() {
+    if (onReady_) onReady_();
+  }
 
   const std::string name_;
   std::unique_ptr<ItemRateLimiter> limiter_;
@@ -112,7 +126,10 @@ class WorkQueue {
   // Delayed adds: ready time -> keys, and the earliest ready time per key (a later addAfter never delays it).
   std::multimap<Clock::TimePoint, std::string> waiting_;
   std::unordered_map<std::string, Clock::TimePoint> waitingReady_;
-  std::condition_variable_any waitCv_;
+  std::map<Clock::TimePoint, Clock::TimerId> armed_;  // outstanding timer entries by due time
+  Clock::TimerId metricsTimer_ = 0;
+  bool closed_ = false;  // destructor running: timers stop re-arming
+  std::function<void()> onReady_;
   // Metrics.
   metrics::Gauge& depth_;
   metrics::Counter& adds_;
@@ -121,7 +138,6 @@ class WorkQueue {
   metrics::Counter& retries_;
   metrics::Gauge& unfinished_;
   metrics::Gauge& longestRunning_;
-  std::jthread waiter_;
 };
 
 }  // namespace kcm::runtime

@@ -3,8 +3,11 @@
 #include <thread>
 
 #include "api/gen/apps_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
 #include "api/gen/coordination_v1_codec.h"
+#include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "api/support/dynamic_object.h"
 #include "client/discovery.h"
 #include "client/events.h"

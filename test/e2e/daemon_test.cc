@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "api/gen/authentication_v1_codec.h"
+#include "api/gen/authentication_v1_json.h"
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "client/typed_client.h"
 #include "controllers/client_builder.h"
 #include "framework/framework.h"

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "api/support/dynamic_object.h"
 #include "framework/framework.h"
 #include "informers/factory.h"

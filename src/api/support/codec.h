@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "api/support/base64.h"
 #include "api/support/json_writer.h"
 #include "api/support/types.h"
 #include "base/status.h"
@@ -139,8 +140,6 @@ inline bool isZero(const Time& t) { return t.isZero(); }
 inline bool isZero(const MicroTime& t) { return t.isZero(); }
 inline bool isZero(const RawJson& r) { return r.empty(); }
 
-std::string base64Encode(std::string_view in);
-bool base64Decode(std::string_view in, std::string& out);
 
 // The thread's parser; documents must be consumed before the next parse on the same thread.
 ::simdjson::ondemand::parser& threadParser();

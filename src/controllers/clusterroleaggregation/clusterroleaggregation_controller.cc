@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/gen/rbac_v1_codec.h"
+#include "api/gen/rbac_v1_json.h"
 #include "api/support/labels.h"
 #include "client/typed_client.h"
 

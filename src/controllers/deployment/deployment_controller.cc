@@ -1,7 +1,7 @@
 #include "controllers/deployment/deployment_controller.h"
 
-#include "api/gen/apps_v1_codec.h"
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
+#include "api/gen/core_v1_json.h"
 #include "api/support/labels.h"
 #include "base/log.h"
 #include "client/typed_client.h"

@@ -1,6 +1,6 @@
 // Rollback through the deprecated.deployment.rollback.to annotation (upstream rollback.go; `kubectl rollout undo`
 // now writes the old template itself, which is an ordinary rollout producing a new revision).
-#include "api/gen/apps_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
 #include "client/typed_client.h"
 #include "controllers/deployment/deployment_controller.h"
 

@@ -1,5 +1,5 @@
 // The parts of deployment-controller shared by every strategy (upstream sync.go).
-#include "api/gen/apps_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 #include "controllers/deployment/deployment_controller.h"

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/gen/meta_v1_codec.h"
+#include "api/gen/meta_v1_json.h"
 #include "base/log.h"
 
 namespace kcm::controllers::gc {
@@ -59,9 +59,7 @@ GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataC
       orphanBase_("garbage_collector_attempt_to_orphan", [this](const std::string& uid) { return attemptToOrphanWorker(uid); }),
       graph_(std::make_unique<GraphBuilder>(factory_, recorder_, deleteBase_.queue(), orphanBase_.queue(), absent_)) {}
 
-GarbageCollector::~GarbageCollector() {
-  for (auto& t : threads_) t.request_stop();
-}
+GarbageCollector::~GarbageCollector() { resync_.stop(); }
 
 Status GarbageCollector::resyncMonitors() {
   auto all = discovery_->serverPreferredResources();
@@ -72,25 +70,27 @@ Status GarbageCollector::resyncMonitors() {
 }
 
 void GarbageCollector::run(int workers, std::stop_token stop) {
-  threads_.emplace_back([this](std::stop_token s) { graph_->run(s); });
-  threads_.emplace_back([this, workers, stop] {
-    KLOG_INFO("\"Starting controller\" controller=\"garbagecollector\"");
-    // Workers start once every monitor has synced, as upstream.
-    while (!stop.stop_requested() && !graph_->isSynced()) RealClock::get().sleepFor(std::chrono::milliseconds(100), stop);
-    if (stop.stop_requested()) return;
-    KLOG_INFO("\"All resource monitors have synced. Proceeding to collect garbage\"");
-    deleteBase_.start(workers, stop);
-    orphanBase_.start(workers, stop);
-    // Discovery re-sync: new resources (a CRD created later) get monitors.
-    while (RealClock::get().sleepFor(kResyncPeriod, stop)) {
-      discovery_->invalidate();
-      if (Status s = resyncMonitors(); !s.ok()) {
-        KLOG_ERROR("\"failed to discover resources\" err=\"" + s.message() + "\"");
-        continue;
-      }
-      factory_.start(stop);
-    }
-  });
+  KLOG_INFO("\"Starting controller\" controller=\"garbagecollector\"");
+  // Workers start once every monitor has synced, as upstream; then every 30 s the discovery re-sync gives new
+  // resources (a CRD created later) monitors.
+  resync_.start(
+      RealClock::get(), kResyncPeriod, stop,
+      [this, workers, stop, first = true]() mutable {
+        if (first) {
+          first = false;
+          KLOG_INFO("\"All resource monitors have synced. Proceeding to collect garbage\"");
+          deleteBase_.start(workers, stop);
+          orphanBase_.start(workers, stop);
+          return;
+        }
+        discovery_->invalidate();
+        if (Status s = resyncMonitors(); !s.ok()) {
+          KLOG_ERROR("\"failed to discover resources\" err=\"" + s.message() + "\"");
+          return;
+        }
+        factory_.start(stop);
+      },
+      [this] { return graph_->isSynced(); });
 }
 
 Result<std::pair<client::GroupVersionResource, bool>> GarbageCollector::apiResource(const std::string& apiVersion,

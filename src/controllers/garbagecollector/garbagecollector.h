@@ -15,6 +15,7 @@
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "controllers/garbagecollector/graph_builder.h"
+#include "base/executor.h"
 #include "informers/factory.h"
 #include "runtime/controller.h"
 
@@ -62,7 +63,7 @@ class GarbageCollector {
   runtime::ControllerBase deleteBase_;
   runtime::ControllerBase orphanBase_;
   std::unique_ptr<GraphBuilder> graph_;
-  std::vector<std::jthread> threads_;
+  Periodic resync_;  // last: stopped first
 };
 
 // Resources the collector watches: those that support list, watch and delete, minus upstream's ignored ones

@@ -84,11 +84,7 @@ bool GraphBuilder::isSynced() const {
 }
 
 void GraphBuilder::enqueue(Event e) {
-  {
-    std::lock_guard l(eventsMu_);
-    events_.push_back(std::move(e));
-  }
-  eventsCv_.notify_one();
+  graphChanges_.post([this, e = std::move(e)] { processGraphChange(e); });
 }
 
 void GraphBuilder::enqueueVirtualDeleteEvent(const ObjectReference& ref) {
@@ -97,19 +93,6 @@ void GraphBuilder::enqueueVirtualDeleteEvent(const ObjectReference& ref) {
   obj->metadata.namespace_ = ref.namespace_;
   obj->metadata.uid = ref.uid;
   enqueue({EventType::kDelete, true, obj, nullptr, ref.apiVersion, ref.kind});
-}
-
-void GraphBuilder::run(std::stop_token stop) {
-  while (true) {
-    Event e;
-    {
-      std::unique_lock l(eventsMu_);
-      if (!eventsCv_.wait(l, stop, [&] { return !events_.empty(); })) return;
-      e = std::move(events_.front());
-      events_.pop_front();
-    }
-    processGraphChange(e);
-  }
 }
 
 std::optional<Node> GraphBuilder::node(const std::string& uid) const {

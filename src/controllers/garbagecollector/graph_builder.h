@@ -23,6 +23,7 @@
 #include "client/discovery.h"
 #include "client/events.h"
 #include "client/typed_client.h"
+#include "base/executor.h"
 #include "informers/factory.h"
 #include "runtime/workqueue.h"
 
@@ -82,7 +83,6 @@ class GraphBuilder {
   // list). Returns how many were added. New informers start with the factory's next start().
   int syncMonitors(const std::vector<client::APIResourceInfo>& deletable);
   bool isSynced() const;
-  void run(std::stop_token stop);  // processGraphChanges until stop
 
   // For the collector: a copy of a node, if in the graph.
   std::optional<Node> node(const std::string& uid) const;
@@ -119,12 +119,10 @@ class GraphBuilder {
   std::vector<Monitor> monitors_;
   std::set<std::string> monitored_;  // gvr strings
 
-  std::mutex eventsMu_;
-  std::condition_variable_any eventsCv_;
-  std::deque<Event> events_;
-
   mutable std::shared_mutex graphMu_;
   std::unordered_map<std::string, Node> uidToNode_;
+
+  Strand graphChanges_;  // processGraphChanges: one change at a time, in order; last, drained first
 };
 
 bool hasFinalizer(const api::meta::v1::ObjectMeta& m, const char* f);

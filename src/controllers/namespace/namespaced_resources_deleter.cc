@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "api/gen/core_v1_codec.h"
-#include "api/gen/meta_v1_codec.h"
+#include "api/gen/core_v1_json.h"
+#include "api/gen/meta_v1_json.h"
 #include "base/log.h"
 
 namespace kcm::controllers {

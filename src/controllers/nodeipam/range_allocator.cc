@@ -1,6 +1,6 @@
 #include "controllers/nodeipam/range_allocator.h"
 
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 
@@ -59,15 +59,18 @@ void RangeAllocator::releaseCIDRs(const Node& node) {
 }
 
 void RangeAllocator::run(int workers, std::stop_token stop) {
-  thread_ = std::jthread([this, workers, stop] {
-    // Occupy what existing nodes already hold before allocating anything (restart safety).
-    while (!nodes_.hasSynced()) {
-      if (!RealClock::get().sleepFor(std::chrono::milliseconds(100), stop)) return;
-    }
-    for (const auto& n : nodes_.store().list())
-      if (Status s = occupyCIDRs(*n); !s.ok()) KLOG_ERROR("\"Failed to occupy node CIDR\" err=\"" + s.message() + "\"");
-    base_.run(workers, stop);
-  });
+  // Occupy what existing nodes already hold before allocating anything (restart safety): done once, as the
+  // last step of "synced", before the first sync runs.
+  base_.start(workers, stop, {[this, occupied = false]() mutable {
+                if (!nodes_.hasSynced()) return false;
+                if (!occupied) {
+                  for (const auto& n : nodes_.store().list())
+                    if (Status s = occupyCIDRs(*n); !s.ok())
+                      KLOG_ERROR("\"Failed to occupy node CIDR\" err=\"" + s.message() + "\"");
+                  occupied = true;
+                }
+                return true;
+              }});
 }
 
 runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {

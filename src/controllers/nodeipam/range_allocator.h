@@ -42,7 +42,6 @@ class RangeAllocator {
   std::mutex mu_;
   std::vector<CidrSet> sets_;  // one per cluster CIDR, in flag order
   runtime::ControllerBase base_;
-  std::jthread thread_;
 };
 
 }  // namespace kcm::controllers

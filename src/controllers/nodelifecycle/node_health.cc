@@ -4,12 +4,14 @@
 #include <atomic>
 #include <set>
 
-#include "api/gen/coordination_v1_codec.h"
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/coordination_v1_json.h"
+#include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+
+#include "base/executor.h"
 #include "controllers/util/node_util.h"
 
 namespace kcm::controllers {
@@ -27,16 +29,6 @@ constexpr auto kRetrySleepTime = std::chrono::milliseconds(20);
 bool sameCondition(const NodeCondition& a, const NodeCondition& b) {
   return a.type == b.type && a.status == b.status && a.reason == b.reason && a.message == b.message &&
          a.lastHeartbeatTime == b.lastHeartbeatTime && a.lastTransitionTime == b.lastTransitionTime;
-}
-
-void parallelizeUntil(std::stop_token stop, int workers, size_t pieces, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; !stop.stop_requested() && (i = next.fetch_add(1)) < pieces;) fn(i);
-  };
-  std::vector<std::jthread> ts;
-  for (int w = 1; w < workers && static_cast<size_t>(w) < pieces; ++w) ts.emplace_back(work);
-  work();
 }
 
 }  // namespace
@@ -73,7 +65,7 @@ Status NodeLifecycleController::monitorNodeHealth() {
 
   std::map<std::string, CondList> zoneToNodeConditions;
   std::mutex zoneMu;
-  parallelizeUntil({}, kNodeUpdateWorkerSize, nodes.size(),
+  parallelFor(nodes.size(), kNodeUpdateWorkerSize,
                    [&](size_t i) { updateNode(nodes[i], zoneToNodeConditions, zoneMu); });
   handleDisruption(zoneToNodeConditions, nodes);
   metrics::Registry::global()

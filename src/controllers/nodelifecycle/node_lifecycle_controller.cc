@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/gen/coordination_v1_codec.h"
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/coordination_v1_json.h"
+#include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
@@ -123,28 +123,20 @@ NodeLifecycleController::NodeLifecycleController(std::shared_ptr<client::RestCli
 }
 
 NodeLifecycleController::~NodeLifecycleController() {
-  for (auto& t : threads_) t.request_stop();
+  monitor_.stop();
+  tainter_.stop();
 }
 
 void NodeLifecycleController::run(std::stop_token stop) {
-  threads_.emplace_back([this, stop](std::stop_token own) {
-    KLOG_INFO("\"Starting node controller\"");
-    for (auto* inf : std::vector<informers::InformerBase*>{&leases_, &nodes_, &pods_})
-      if (!inf->waitForCacheSync(stop)) return;
-    nodeUpdates_.start(kNodeUpdateWorkerSize, stop);
-    podUpdates_.start(kPodUpdateWorkerSize, stop);
-    std::jthread tainter([this, stop] {
-      while (!stop.stop_requested()) {
-        doNoExecuteTaintingPass();
-        clock_.sleepFor(RateLimitedTimedQueue::kNodeEvictionPeriod, stop);
-      }
-    });
-    while (!stop.stop_requested() && !own.stop_requested()) {
-      if (Status s = monitorNodeHealth(); !s.ok()) KLOG_ERROR("\"Error monitoring node health\" err=\"" + s.message() + "\"");
-      clock_.sleepFor(opts_.nodeMonitorPeriod, stop);
-    }
-    KLOG_INFO("\"Shutting down node controller\"");
-  });
+  KLOG_INFO("\"Starting node controller\"");
+  auto synced = [this] { return leases_.hasSynced() && nodes_.hasSynced() && pods_.hasSynced(); };
+  nodeUpdates_.start(kNodeUpdateWorkerSize, stop, {synced});
+  podUpdates_.start(kPodUpdateWorkerSize, stop, {synced});
+  tainter_.start(clock_, RateLimitedTimedQueue::kNodeEvictionPeriod, stop, [this] { doNoExecuteTaintingPass(); },
+                 synced);
+  monitor_.start(clock_, opts_.nodeMonitorPeriod, stop, [this] {
+    if (Status s = monitorNodeHealth(); !s.ok()) KLOG_ERROR("\"Error monitoring node health\" err=\"" + s.message() + "\"");
+  }, synced);
 }
 
 Clock::TimePoint NodeLifecycleController::fromWall(const api::Time& t) const {

@@ -20,11 +20,11 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/gen/coordination_v1.h"
 #include "api/gen/core_v1.h"
+#include "base/executor.h"
 #include "base/clock.h"
 #include "client/events.h"
 #include "client/rest_client.h"
@@ -136,7 +136,7 @@ class NodeLifecycleController {
 
   runtime::ControllerBase nodeUpdates_;  // doNoScheduleTaintingPass + reconcileNodeLabels
   runtime::ControllerBase podUpdates_;   // processPod
-  std::vector<std::jthread> threads_;
+  Periodic monitor_, tainter_;  // last: stopped first on destruction
 };
 
 }  // namespace kcm::controllers

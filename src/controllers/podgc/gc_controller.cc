@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 
@@ -36,13 +36,8 @@ PodGCController::PodGCController(std::shared_ptr<client::RestClient> client, inf
       period_(gcCheckPeriod), quarantine_(quarantineTime) {}
 
 void PodGCController::run(std::stop_token stop) {
-  thread_ = std::jthread([this, stop] {
-    while (!pods_.hasSynced() || !nodes_.hasSynced())
-      if (!RealClock::get().sleepFor(std::chrono::milliseconds(100), stop)) return;
-    do {
-      gc();
-    } while (RealClock::get().sleepFor(period_, stop));
-  });
+  periodic_.start(RealClock::get(), period_, stop, [this] { gc(); },
+                  [this] { return pods_.hasSynced() && nodes_.hasSynced(); });
 }
 
 void PodGCController::gc() {

@@ -14,6 +14,7 @@
 
 #include "api/gen/core_v1.h"
 #include "base/clock.h"
+#include "base/executor.h"
 #include "client/rest_client.h"
 #include "informers/shared_informer.h"
 
@@ -42,7 +43,7 @@ class PodGCController {
   int threshold_;
   Clock::Duration period_, quarantine_;
   std::map<std::string, Clock::TimePoint> missingSince_;  // node name -> first seen missing (gc thread only)
-  std::jthread thread_;
+  Periodic periodic_;  // last: stopped before the rest goes
 };
 
 }  // namespace kcm::controllers

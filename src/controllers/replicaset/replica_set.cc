@@ -1,9 +1,11 @@
 #include "controllers/replicaset/replica_set.h"
 
+#include "base/executor.h"
+
 #include <future>
 
-#include "api/gen/apps_v1_codec.h"
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
+#include "api/gen/core_v1_json.h"
 #include "api/support/labels.h"
 #include "base/log.h"
 #include "client/typed_client.h"
@@ -235,19 +237,19 @@ Status ReplicaSetControllerT<K>::manageReplicas(const std::vector<PodPtr>& activ
     for (const auto& r : ranked) keys.insert(podKey(*r.pod));
     expectations_.expectDeletions(rsKey, keys);
     const auto owner = ref(rs);
-    std::vector<std::future<Status>> fs;
-    for (const auto& r : ranked)
-      fs.push_back(std::async(std::launch::async, [&, pod = r.pod] {
-        Status s = podControl_.deletePod(rs.metadata.namespace_, pod->metadata.name, owner);
-        if (s.ok()) return s;
-        expectations_.deletionObserved(rsKey, podKey(*pod));
-        if (s.code() == StatusCode::kNotFound) return Status::Ok();
-        KLOG_V(2, "\"Failed to delete pod, decremented expectations\" pod=\"" + podKey(*pod) + "\"");
-        return s;
-      }));
+    std::vector<Status> results(ranked.size());
+    parallelFor(ranked.size(), 16, [&](size_t i) {
+      const auto& pod = ranked[i].pod;
+      Status s = podControl_.deletePod(rs.metadata.namespace_, pod->metadata.name, owner);
+      if (s.ok()) return;
+      expectations_.deletionObserved(rsKey, podKey(*pod));
+      if (s.code() == StatusCode::kNotFound) return;
+      KLOG_V(2, "\"Failed to delete pod, decremented expectations\" pod=\"" + podKey(*pod) + "\"");
+      results[i] = s;
+    });
     Status first;
-    for (auto& f : fs)
-      if (Status s = f.get(); !s.ok() && first.ok()) first = s;
+    for (auto& s : results)
+      if (!s.ok() && first.ok()) first = s;
     return first;
   }
   return Status::Ok();

@@ -1,6 +1,6 @@
 #include "controllers/rootcacertpublisher/publisher.h"
 
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "client/typed_client.h"
 
 namespace kcm::controllers {

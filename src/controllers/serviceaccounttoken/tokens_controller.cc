@@ -7,8 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/gen/core_v1_codec.h"
-#include "api/support/codec.h"
+#include "api/gen/core_v1_json.h"
+#include "api/support/base64.h"
+#include "api/support/json_writer.h"
 #include "client/typed_client.h"
 
 namespace kcm::controllers {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
@@ -88,20 +89,32 @@ TaintEvictionController::TaintEvictionController(std::shared_ptr<client::RestCli
 }
 
 TaintEvictionController::~TaintEvictionController() {
-  for (auto& t : threads_) t.request_stop();
-  threads_.clear();
+  stopCb_.reset();
+  stopped_ = true;
+  startWhenSynced_.stop();
+  for (auto& s : shards_) std::lock_guard l(s->mu);  // barrier: no dispatch is between its check and its count
+  {
+    std::unique_lock l(activeMu_);
+    activeCv_.wait(l, [&] { return active_ == 0; });
+  }
   evictionQueue_.reset();
 }
 
 void TaintEvictionController::run(std::stop_token stop) {
-  threads_.emplace_back([this, stop] {
-    KLOG_INFO("\"Starting\" controller=\"" + name_ + "\"");
-    if (!pods_.waitForCacheSync(stop) || !nodes_.waitForCacheSync(stop)) return;
-    std::vector<std::jthread> workers;
-    for (auto& s : shards_) workers.emplace_back([this, &s, stop] { worker(*s, stop); });
-    workers.clear();  // joins when stopped
+  KLOG_INFO("\"Starting\" controller=\"" + name_ + "\"");
+  // Once both caches synced, the shards start draining what the handlers queued meanwhile (a one-shot: the
+  // period is never reached in practice and a second run is harmless).
+  startWhenSynced_.start(
+      RealClock::get(), std::chrono::hours(24 * 365), stop,
+      [this] {
+        ready_ = true;
+        for (auto& s : shards_) dispatch(*s);
+      },
+      [this] { return pods_.hasSynced() && nodes_.hasSynced(); });
+  stopCb_ = std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::function<void()>([this] {
+    stopped_ = true;
     KLOG_INFO("\"Shutting down controller\" controller=\"" + name_ + "\"");
-  });
+  }));
 }
 
 void TaintEvictionController::enqueue(Item it) {
@@ -111,15 +124,29 @@ void TaintEvictionController::enqueue(Item it) {
     if (!s.pending.insert(it.key()).second) return;
     (it.isNode ? s.nodes : s.pods).push_back(std::move(it));
   }
-  s.cv.notify_one();
+  dispatch(s);
 }
 
-void TaintEvictionController::worker(Shard& s, std::stop_token stop) {
-  while (!stop.stop_requested()) {
+void TaintEvictionController::dispatch(Shard& s) {
+  {
+    std::lock_guard l(s.mu);
+    if (s.active || !ready_ || stopped_ || (s.nodes.empty() && s.pods.empty())) return;
+    s.active = true;
+    std::lock_guard g(activeMu_);  // counted before s.mu is released: the destructor's barrier sees it
+    ++active_;
+  }
+  Executor::global().post([this, &s] { drainShard(s); });
+}
+
+void TaintEvictionController::drainShard(Shard& s) {
+  while (true) {
     Item it;
     {
-      std::unique_lock l(s.mu);
-      if (!s.cv.wait(l, stop, [&] { return !s.nodes.empty() || !s.pods.empty(); })) return;
+      std::lock_guard l(s.mu);
+      if (stopped_ || (s.nodes.empty() && s.pods.empty())) {
+        s.active = false;
+        break;
+      }
       auto& q = s.nodes.empty() ? s.pods : s.nodes;  // node updates first
       it = std::move(q.front());
       q.pop_front();
@@ -128,6 +155,8 @@ void TaintEvictionController::worker(Shard& s, std::stop_token stop) {
     if (it.isNode) handleNodeUpdate(it.nodeName);
     else handlePodUpdate(it);
   }
+  std::lock_guard l(activeMu_);
+  if (--active_ == 0) activeCv_.notify_all();
 }
 
 void TaintEvictionController::podEvent(const std::string& podKey, const std::string& message) {

@@ -4,19 +4,22 @@
 // tolerationSeconds of the tolerations used (never when none sets it). The scheduled deletion is cancelled
 // (event "Cancelling deletion of Pod") when the taints go away or become tolerated. Before deleting, the pod
 // gets the condition DisruptionTarget=True (reason DeletionByTaintManager). Node and pod updates are handled by
-// 8 workers sharded by node name, node updates first, as upstream.
+// 8 shards by node name (one pool task each at a time), node updates first, as upstream's 8 workers.
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
+#include <stop_token>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
+#include <atomic>
 #include <vector>
 
 #include "api/gen/core_v1.h"
 #include "base/clock.h"
+#include "base/executor.h"
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "controllers/tainteviction/timed_workers.h"
@@ -41,14 +44,15 @@ class TaintEvictionController {
     std::string nodeName, podNamespace, podName;
     std::string key() const { return (isNode ? "n/" : "p/") + nodeName + "/" + podNamespace + "/" + podName; }
   };
-  struct Shard {
+  struct Shard {  // processed by at most one pool task at a time (per-node ordering)
     std::mutex mu;
-    std::condition_variable_any cv;
     std::deque<Item> nodes, pods;
     std::set<std::string> pending;
+    bool active = false;
   };
   void enqueue(Item it);
-  void worker(Shard& s, std::stop_token stop);
+  void dispatch(Shard& s);
+  void drainShard(Shard& s);
   void handleNodeUpdate(const std::string& nodeName);
   void handlePodUpdate(const Item& it);
   void processPodOnNode(const std::string& podKey, const std::string& nodeName,
@@ -69,7 +73,12 @@ class TaintEvictionController {
   std::map<std::string, std::vector<api::core::v1::Taint>> taintedNodes_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::unique_ptr<TimedWorkerQueue> evictionQueue_;
-  std::vector<std::jthread> threads_;
+  std::atomic<bool> ready_{false}, stopped_{false};
+  std::mutex activeMu_;
+  std::condition_variable activeCv_;
+  int active_ = 0;
+  std::unique_ptr<std::stop_callback<std::function<void()>>> stopCb_;
+  Periodic startWhenSynced_;  // last: stopped first
 };
 
 }  // namespace kcm::controllers

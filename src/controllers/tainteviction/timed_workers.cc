@@ -1,40 +1,46 @@
 #include "controllers/tainteviction/timed_workers.h"
 
+#include "base/executor.h"
+
 namespace kcm::controllers {
 
-TimedWorkerQueue::TimedWorkerQueue(WorkFunc fn, int executors, Clock& clock) : fn_(std::move(fn)), clock_(clock) {
-  threads_.emplace_back([this](std::stop_token s) { timerLoop(s); });
-  for (int i = 0; i < executors; ++i) threads_.emplace_back([this](std::stop_token s) { execLoop(s); });
-}
+TimedWorkerQueue::TimedWorkerQueue(WorkFunc fn, int /*executors: the process executor serves*/, Clock& clock)
+    : fn_(std::move(fn)), clock_(clock) {}
 
 TimedWorkerQueue::~TimedWorkerQueue() {
+  std::vector<Clock::TimerId> timers;
   {
     std::lock_guard l(mu_);
+    closed_ = true;
+    for (const auto& [k, e] : entries_)
+      if (e.timer) timers.push_back(e.timer);
     entries_.clear();
-    timers_.clear();
-    ready_.clear();
   }
-  for (auto& t : threads_) t.request_stop();
-  cv_.notify_all();
-  execCv_.notify_all();
-  threads_.clear();  // joins
+  for (auto t : timers) clock_.cancel(t);  // outside mu_: a firing callback takes it
+  std::unique_lock l(mu_);
+  runningCv_.wait(l, [&] { return running_ == 0; });
 }
 
 void TimedWorkerQueue::addWork(const std::string& key, Clock::TimePoint createdAt, Clock::TimePoint fireAt) {
   std::lock_guard l(mu_);
-  if (entries_.count(key)) return;
+  if (closed_ || entries_.count(key)) return;
   uint64_t id = nextId_++;
-  entries_[key] = Entry{id, Worker{createdAt, fireAt}};
-  timers_.emplace(fireAt, std::make_pair(key, id));
-  cv_.notify_all();
+  Entry& e = entries_[key] = Entry{id, Worker{createdAt, fireAt}};
+  e.timer = clock_.schedule(fireAt, [this, key, id] { fire(key, id); });
 }
 
 bool TimedWorkerQueue::cancelWork(const std::string& key) {
-  std::lock_guard l(mu_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return false;
-  bool pending = !it->second.fired;
-  entries_.erase(it);  // its timer is skipped when it comes due (id no longer matches)
+  Clock::TimerId t = 0;
+  bool pending;
+  {
+    std::lock_guard l(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    pending = !it->second.fired;
+    if (pending) t = it->second.timer;
+    entries_.erase(it);
+  }
+  if (t) clock_.cancel(t);  // a callback already firing finds the id gone and does nothing
   return pending;
 }
 
@@ -52,48 +58,25 @@ size_t TimedWorkerQueue::scheduled() const {
   return n;
 }
 
-void TimedWorkerQueue::timerLoop(std::stop_token stop) {
-  std::unique_lock l(mu_);
-  while (!stop.stop_requested()) {
-    if (timers_.empty()) {
-      cv_.wait(l, stop, [&] { return !timers_.empty(); });
-      continue;
-    }
-    auto due = timers_.begin()->first;
-    auto now = clock_.now();
-    if (due > now) {
-      // Real time: wait on the condition variable (woken early by new work). Fake clocks are advanced by tests,
-      // which then see work fire within a second.
-      cv_.wait_for(l, stop, std::min<Clock::Duration>(due - now, std::chrono::seconds(1)),
-                   [] { return false; });
-      continue;
-    }
-    auto [key, id] = timers_.begin()->second;
-    timers_.erase(timers_.begin());
+void TimedWorkerQueue::fire(const std::string& key, uint64_t id) {
+  Clock::TimePoint fireAt;
+  {
+    std::lock_guard l(mu_);
     auto it = entries_.find(key);
-    if (it == entries_.end() || it->second.id != id) continue;  // cancelled
+    if (closed_ || it == entries_.end() || it->second.id != id) return;  // cancelled
     it->second.fired = true;
-    ready_.emplace_back(key, id);
-    execCv_.notify_one();
+    it->second.timer = 0;
+    fireAt = it->second.w.fireAt;
+    ++running_;
   }
-}
-
-void TimedWorkerQueue::execLoop(std::stop_token stop) {
-  std::unique_lock l(mu_);
-  while (!stop.stop_requested()) {
-    if (!execCv_.wait(l, stop, [&] { return !ready_.empty(); })) return;
-    auto [key, id] = ready_.front();
-    ready_.pop_front();
-    auto it = entries_.find(key);
-    if (it == entries_.end() || it->second.id != id) continue;
-    auto fireAt = it->second.w.fireAt;
-    l.unlock();
+  Executor::global().post([this, key, id, fireAt] {
     Status s = fn_(key, fireAt);
-    l.lock();
-    it = entries_.find(key);
+    std::lock_guard l(mu_);
+    auto it = entries_.find(key);
     // Success keeps the key (no second eviction); failure forgets it so a later update can schedule it again.
     if (!s.ok() && it != entries_.end() && it->second.id == id) entries_.erase(it);
-  }
+    if (--running_ == 0) runningCv_.notify_all();
+  });
 }
 
 }  // namespace kcm::controllers

@@ -1,7 +1,8 @@
 #pragma once
 // upstream pkg/controller/tainteviction/timed_workers.go: work keyed by "ns/name", each fired once at its time.
 // A key whose work ran successfully stays known (so it is not scheduled twice) until cancelled; failed work
-// forgets its key. One timer thread; fired work runs on a small pool so slow API calls do not delay others.
+// forgets its key. Each key is an entry on the clock's timer; fired work runs on the process executor so slow API
+// calls do not delay others.
 // Thread-safe; no lock is held while work runs.
 #include <condition_variable>
 #include <deque>
@@ -10,7 +11,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/clock.h"
@@ -41,19 +41,18 @@ class TimedWorkerQueue {
     uint64_t id;
     Worker w;
     bool fired = false;
+    Clock::TimerId timer = 0;
   };
-  void timerLoop(std::stop_token stop);
-  void execLoop(std::stop_token stop);
+  void fire(const std::string& key, uint64_t id);
 
   WorkFunc fn_;
   Clock& clock_;
   mutable std::mutex mu_;
-  std::condition_variable_any cv_, execCv_;
+  std::condition_variable runningCv_;
   uint64_t nextId_ = 1;
+  int running_ = 0;
+  bool closed_ = false;
   std::map<std::string, Entry> entries_;
-  std::multimap<Clock::TimePoint, std::pair<std::string, uint64_t>> timers_;
-  std::deque<std::pair<std::string, uint64_t>> ready_;
-  std::vector<std::jthread> threads_;
 };
 
 }  // namespace kcm::controllers

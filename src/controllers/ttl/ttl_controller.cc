@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "client/typed_client.h"
 
 namespace kcm::controllers {

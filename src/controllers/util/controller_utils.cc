@@ -1,5 +1,7 @@
 #include "controllers/util/controller_utils.h"
 
+#include "base/executor.h"
+
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -7,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/gen/core_v1_codec.h"
-#include "api/gen/meta_v1_codec.h"
+#include "api/gen/core_v1_json.h"
+#include "api/gen/meta_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 
@@ -165,16 +167,20 @@ void sortPodsForDeletion(std::vector<RankedPod>& pods, api::Time now) {
                    [now](const RankedPod& a, const RankedPod& b) { return lessForDeletion(a, b, now); });
 }
 
+namespace {
+constexpr size_t kSlowStartInFlight = 16;
+}  // namespace
+
 std::pair<int, Status> slowStartBatch(int count, int initialBatchSize, const std::function<Status()>& fn) {
   int remaining = count, successes = 0;
   for (int batch = std::min(remaining, initialBatchSize); batch > 0; batch = std::min(2 * batch, remaining)) {
-    std::vector<std::future<Status>> fs;
-    fs.reserve(batch);
-    for (int i = 0; i < batch; ++i) fs.push_back(std::async(std::launch::async, fn));
+    // Upstream starts a goroutine per call; here at most kSlowStartInFlight run at once on the executor (the
+    // client's rate limiter, not this bound, is what paces them).
+    std::vector<Status> results(static_cast<size_t>(batch));
+    parallelFor(results.size(), kSlowStartInFlight, [&](size_t i) { results[i] = fn(); });
     Status first;
     int failed = 0;
-    for (auto& f : fs) {
-      Status s = f.get();
+    for (auto& s : results) {
       if (!s.ok()) {
         ++failed;
         if (first.ok()) first = s;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 #include "controllers/util/taints.h"

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "client/rest_client.h"
 #include "client/typed_client.h"
 

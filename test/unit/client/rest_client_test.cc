@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "api/gen/coordination_v1_codec.h"
+#include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 #include "client/typed_client.h"
 
 namespace kcm::client {

@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 
 namespace kcm::informers {
 namespace {
@@ -107,11 +108,14 @@ struct Recorder {
   }
 };
 
+// Polls p for up to 2 s of real time; with a clock, also moves fake time on (backoff and resync are timer
+// entries that fire only as the clock advances).
 template <class P>
-bool eventually(P p) {
+bool eventually(P p, FakeClock* clock = nullptr) {
   for (int i = 0; i < 400; ++i) {
     if (p()) return true;
     std::this_thread::sleep_for(milliseconds(5));
+    if (clock) clock->advance(milliseconds(500));
   }
   return p();
 }
@@ -132,7 +136,7 @@ TEST(SharedInformer, RelistsOnGoneAndDeliversTombstonesForVanishedObjects) {
   Recorder r;
   inf.addEventHandler(r.handler());
   std::jthread t([&](std::stop_token st) { inf.run(st); });
-  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 6; }));
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 6; }, &clock));
   t.request_stop();
   t.join();
   EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@1", "add b@2", "update a@3", "tombstone b", "update a@3",
@@ -155,7 +159,7 @@ TEST(SharedInformer, ResumesFromLastResourceVersionAfterADroppedWatch) {
   o.clock = &clock;
   SharedInformer<ConfigMap> inf(s.lw(), o);
   std::jthread t([&](std::stop_token st) { inf.run(st); });
-  ASSERT_TRUE(eventually([&] { return inf.store().size() == 3; }));
+  ASSERT_TRUE(eventually([&] { return inf.store().size() == 3; }, &clock));
   t.request_stop();
   t.join();
   EXPECT_EQ(inf.listCount(), 1u);  // no relist
@@ -178,7 +182,7 @@ TEST(SharedInformer, BookmarksAdvanceTheResourceVersion) {
   ASSERT_TRUE(eventually([&] {
     std::lock_guard g(s.mu);
     return s.watchRvs.size() >= 2;
-  }));
+  }, &clock));
   t.request_stop();
   t.join();
   EXPECT_EQ(s.watchRvs[1], "10");
@@ -196,13 +200,13 @@ TEST(SharedInformer, ListFailureBacksOffAndSyncsOnce) {
   ASSERT_TRUE(eventually([&] {
     std::lock_guard g(s.mu);
     return s.listRvs.size() >= 2;
-  }));
+  }, &clock));
   EXPECT_FALSE(inf.hasSynced());
   {
     std::lock_guard g(s.mu);
     s.lists.push_back({{cm("a", "1")}, "1", ""});
   }
-  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }));
+  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }, &clock));
   t.request_stop();
   t.join();
   EXPECT_TRUE(inf.hasSynced());
@@ -216,10 +220,10 @@ TEST(SharedInformer, LateHandlerGetsExistingObjectsAsAdds) {
   o.clock = &clock;
   SharedInformer<ConfigMap> inf(s.lw(), o);
   std::jthread t([&](std::stop_token st) { inf.run(st); });
-  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }));
+  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }, &clock));
   Recorder r;
   inf.addEventHandler(r.handler());
-  ASSERT_TRUE(eventually([&] { return r.snapshot().size() == 2; }));
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() == 2; }, &clock));
   t.request_stop();
 }
 

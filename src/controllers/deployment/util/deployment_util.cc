@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "api/gen/apps_v1_codec.h"
+#include "api/gen/apps_v1_json.h"
 #include "api/gen/core_v1_codec.h"
+#include "api/gen/core_v1_json.h"
 
 namespace kcm::controllers::deploymentutil {
 
