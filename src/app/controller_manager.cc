@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdio>
 #include <random>
@@ -10,6 +12,7 @@
 #include "base/executor.h"
 #include "base/log.h"
 #include "client/rest_client.h"
+#include "controllers/client_builder.h"
 #include "controllers/context.h"
 #include "controllers/register.h"
 #include "controllers/registry.h"
@@ -46,7 +49,29 @@ std::string aggregate(const std::vector<std::string>& errs) {
 }
 
 std::stop_source gStop;
-extern "C" void onSignal(int) { gStop.request_stop(); }
+
+// SIGTERM/SIGINT are blocked in every thread (the mask is set before the first thread starts and inherited) and
+// taken by one thread with sigwait: stopping runs stop callbacks that lock, which must never happen inside a
+// signal handler. A second signal exits at once with 1, as upstream's signal handler does.
+void handleSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    for (int n = 0;; ++n) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (n > 0) {
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+      gStop.request_stop();
+    }
+  }).detach();
+}
 
 // WaitForAPIServer: GET /healthz now and every second; fail after 10 s.
 Status waitForAPIServer(client::RestClient& c, std::chrono::seconds timeout) {
@@ -70,6 +95,8 @@ Status waitForAPIServer(client::RestClient& c, std::chrono::seconds timeout) {
 }  // namespace
 
 int run(const std::vector<std::string>& args) {
+  handleSignals();  // first: before any other thread exists
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // JSON logs go to stdout: a line is out before any _Exit
   controllers::registerControllerInitFuncs();
   auto parsed = options::parseCommandLine(args);
   if (!parsed.ok()) {
@@ -197,8 +224,6 @@ int run(const std::vector<std::string>& args) {
     KLOG_INFO("\"Serving securely on " + sc.bindAddress + ":" + std::to_string(sc.port) + "\"");
   }
 
-  std::signal(SIGTERM, onSignal);
-  std::signal(SIGINT, onSignal);
 
   if (Status s = waitForAPIServer(**rootClient, std::chrono::seconds(10)); !s.ok()) return commandFailed(s.message());
 
@@ -218,8 +243,20 @@ int run(const std::vector<std::string>& args) {
       ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(*restCfg, *rootClient);
     else
       ctx.clientBuilder = std::make_unique<controllers::SimpleClientBuilder>(*restCfg);
+    // Upstream's rootClientBuilder clients: "shared-informers" for the typed factory, "metadata-informers" for
+    // metadata informers, each with its own rate limiter (and User-Agent suffix).
+    controllers::SimpleClientBuilder rootBuilder(*restCfg);
+    auto informersClient = rootBuilder.client("shared-informers");
+    auto metadataClient = rootBuilder.client("metadata-informers");
+    if (!informersClient.ok() || !metadataClient.ok()) {
+      KLOG_ERROR("\"error building informer clients\" err=" +
+                 quote((informersClient.ok() ? metadataClient.status() : informersClient.status()).message()));
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
     ctx.informerFactory = std::make_unique<informers::SharedInformerFactory>(
-        *rootClient, informers::resyncPeriod(*f.getDuration("min-resync-period")));
+        *informersClient, informers::resyncPeriod(*f.getDuration("min-resync-period")), RealClock::get(),
+        *metadataClient);
     ctx.discovery = std::make_shared<client::DiscoveryClient>(*rootClient);
     {
       char host[256] = {0};

@@ -24,6 +24,9 @@ ExecResult exec(const std::vector<std::string>& argv, const std::string& input, 
     return r;
   }
   if (pid == 0) {
+    sigset_t none;  // the daemon blocks SIGTERM/SIGINT for its sigwait thread; a child gets them back
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);

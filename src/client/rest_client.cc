@@ -1,5 +1,6 @@
 #include "client/rest_client.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -53,6 +54,11 @@ EVP_PKEY* parseKey(const std::string& pem) {
   ERR_clear_error();
   BIO_free(bio);
   return k;
+}
+
+bool isIpAddress(const std::string& h) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, h.c_str(), buf) == 1 || inet_pton(AF_INET6, h.c_str(), buf) == 1;
 }
 
 int parseRetryAfter(const std::string& v) {
@@ -211,9 +217,19 @@ std::unique_ptr<httplib::ClientImpl> RestClient::newConnection() {
       s = std::make_unique<httplib::SSLClient>(name, port_, tls_->cert, tls_->key);
     else
       s = std::make_unique<httplib::SSLClient>(name, port_);
-    SSL_CTX_set_min_proto_version(s->ssl_context(), TLS1_2_VERSION);
-    if (!tls_->cas.empty()) s->set_ca_cert_store(tls_->newStore());
-    s->enable_server_certificate_verification(!config_.insecure);
+    SSL_CTX* ctx = s->ssl_context();
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    // Verification is OpenSSL's, in the handshake, against our store only: httplib's own check would first load
+    // the system's whole CA bundle into every connection's store (~150 certificates, megabytes across a pool).
+    s->enable_server_certificate_verification(false);
+    if (!config_.insecure) {
+      if (tls_->cas.empty()) SSL_CTX_set_default_verify_paths(ctx);  // no CA configured: the system roots
+      else SSL_CTX_set_cert_store(ctx, tls_->newStore());
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+      X509_VERIFY_PARAM* p = SSL_CTX_get0_param(ctx);
+      if (isIpAddress(name)) X509_VERIFY_PARAM_set1_ip_asc(p, name.c_str());
+      else X509_VERIFY_PARAM_set1_host(p, name.c_str(), 0);
+    }
     c = std::move(s);
   } else {
     c = std::make_unique<httplib::ClientImpl>(name, port_);
@@ -226,21 +242,38 @@ std::unique_ptr<httplib::ClientImpl> RestClient::newConnection() {
   return c;
 }
 
+// At most kMaxConnections requests of a client are on the wire at once (client-go multiplexes a client's
+// requests over one HTTP/2 connection; over HTTP/1.1 a few connections stand in for it). Each connection owns
+// TLS state of its own, so a burst that opened one per caller would keep megabytes alive for nothing.
 std::unique_ptr<httplib::ClientImpl> RestClient::acquire() {
   {
-    std::lock_guard l(mu_);
+    std::unique_lock l(mu_);
+    connCv_.wait(l, [&] { return !idle_.empty() || open_ < kMaxConnections; });
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
       return c;
     }
+    ++open_;
   }
   return newConnection();
 }
 
 void RestClient::release(std::unique_ptr<httplib::ClientImpl> c) {
-  std::lock_guard l(mu_);
-  if (idle_.size() < 32) idle_.push_back(std::move(c));
+  {
+    std::lock_guard l(mu_);
+    idle_.push_back(std::move(c));
+  }
+  connCv_.notify_one();
+}
+
+void RestClient::discard(std::unique_ptr<httplib::ClientImpl> c) {
+  c.reset();
+  {
+    std::lock_guard l(mu_);
+    --open_;
+  }
+  connCv_.notify_one();
 }
 
 uint64_t RestClient::requestCount() const { return requests_.load(); }
@@ -341,7 +374,9 @@ std::string transportError(httplib::Error e, const std::string& method, const st
     case httplib::Error::Connection: what = "dial tcp: connection refused or host unreachable"; break;
     case httplib::Error::Read: what = "read timed out or connection closed"; break;
     case httplib::Error::Write: what = "write failed (connection closed)"; break;
-    case httplib::Error::SSLConnection: what = "TLS handshake failed"; break;
+    case httplib::Error::SSLConnection:
+      what = "TLS handshake failed (x509: certificate not trusted or not valid for this host, or TLS error)";
+      break;
     case httplib::Error::SSLServerVerification: what = "x509: the server's certificate is not trusted"; break;
     default: what = httplib::to_string(e);
   }
@@ -384,6 +419,7 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
     observeRequest(host_ + ":" + std::to_string(port_), req.method, ok ? res.status : 0,
                    std::chrono::duration<double>(clock_.now() - started).count());
     if (!ok) {
+      discard(std::move(conn));
       if (stop.stop_requested()) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
       return Status(err == httplib::Error::Read ? StatusCode::kTimeout : StatusCode::kUnavailable,
                     transportError(err, req.method, config_.host + t));

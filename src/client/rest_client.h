@@ -5,6 +5,7 @@
 // and newline-delimited streams for watches.
 // Thread-safe: any number of threads may issue requests; each borrows a pooled connection.
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -85,7 +86,8 @@ class RestClient {
   Status init();
   std::unique_ptr<httplib::ClientImpl> newConnection();
   std::unique_ptr<httplib::ClientImpl> acquire();
-  void release(std::unique_ptr<httplib::ClientImpl> c);
+  void release(std::unique_ptr<httplib::ClientImpl> c);  // back to the idle set
+  void discard(std::unique_ptr<httplib::ClientImpl> c);  // broken: closed, its slot freed
   std::string authorization();
   std::string target(const Request& req) const;
 
@@ -98,6 +100,9 @@ class RestClient {
   std::unique_ptr<Tls> tls_;
   StreamTarget streamTarget_;  // with one SSL_CTX shared by every stream of this client
   std::mutex mu_;
+  static constexpr int kMaxConnections = 6;
+  std::condition_variable connCv_;
+  int open_ = 0;  // connections of send(), idle or in use
   std::vector<std::unique_ptr<httplib::ClientImpl>> idle_;
   std::string token_;  // current bearer token (file or exec plugin)
   Clock::TimePoint tokenReadAt_{};

@@ -17,12 +17,12 @@ SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::par
 
 SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::forMetadata(
     const client::GroupVersionResource& gvr) {
-  return partialInformer(gvr.toString(), [&] { return metadataListerWatcher(client_, gvr); });
+  return partialInformer(gvr.toString(), [&] { return metadataListerWatcher(metadataClient_, gvr); });
 }
 
 SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::forDynamic(
     const client::GroupVersionResource& gvr) {
-  return partialInformer("dynamic:" + gvr.toString(), [&] { return dynamicListerWatcher(client_, gvr); });
+  return partialInformer("dynamic:" + gvr.toString(), [&] { return dynamicListerWatcher(metadataClient_, gvr); });
 }
 
 void SharedInformerFactory::start(std::stop_token stop) {

@@ -18,9 +18,13 @@ namespace kcm::informers {
 
 class SharedInformerFactory {
  public:
+  // metadataClient: for metadata-only and dynamic informers (upstream gives them a client of their own,
+  // "metadata-informers", so the garbage collector's many monitors do not queue behind the typed informers'
+  // rate limiter); null = `client`.
   SharedInformerFactory(std::shared_ptr<client::RestClient> client, Clock::Duration defaultResync,
-                        Clock& clock = RealClock::get())
-      : client_(std::move(client)), resync_(defaultResync), clock_(clock) {}
+                        Clock& clock = RealClock::get(), std::shared_ptr<client::RestClient> metadataClient = nullptr)
+      : client_(std::move(client)), metadataClient_(metadataClient ? std::move(metadataClient) : client_),
+        resync_(defaultResync), clock_(clock) {}
   ~SharedInformerFactory() {
     shutdown();
     decltype(typed_) typed;
@@ -59,7 +63,7 @@ class SharedInformerFactory {
   SharedInformer<api::meta::v1::PartialObjectMetadata>& partialInformer(
       const std::string& key, const std::function<ListerWatcher<api::meta::v1::PartialObjectMetadata>()>& makeLw);
 
-  std::shared_ptr<client::RestClient> client_;
+  std::shared_ptr<client::RestClient> client_, metadataClient_;
   Clock::Duration resync_;
   Clock& clock_;
   std::mutex mu_;

@@ -31,6 +31,7 @@
 
 #include "base/clock.h"
 #include "base/executor.h"
+#include "base/log.h"
 #include "base/status.h"
 #include "client/typed_client.h"
 #include "informers/store.h"
@@ -259,6 +260,8 @@ class SharedInformer : public InformerBase {
     if (stopped()) return;
     Status s = listAndReplace(listRv_);
     if (stopped()) return;
+    KLOG_V(4, "\"Listed\" reflector=\"" + lw_.description + "\" items=" + std::to_string(store_.size()) +
+                  " resourceVersion=\"" + lastSyncResourceVersion() + "\" ok=" + (s.ok() ? "true" : "false"));
     if (s.ok()) return startWatch();
     if (listRv_ == "0" && (s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout))
       listRv_ = "";  // the watch cache cannot serve "0": read from etcd
@@ -285,6 +288,7 @@ class SharedInformer : public InformerBase {
     o.allowWatchBookmarks = true;
     o.timeoutSeconds = 300 + static_cast<int64_t>(rng_() % 300);  // [5, 10) minutes
     uint64_t gen = ++watchGen_;
+    KLOG_V(4, "\"Watching\" reflector=\"" + lw_.description + "\" resourceVersion=\"" + o.resourceVersion + "\"");
     watchGotEvent_ = watchGone_ = false;
     watchStarted_ = clock_.now();
     ++watches_;

@@ -229,6 +229,10 @@ TEST_F(Daemon, LeaderExitsOneWhenTheApiserverGoesAway) {
   Kcm kcm(args, "kcm-apiserver-outage");
   ASSERT_TRUE(waitFor([&] { return kcm.log().find("successfully acquired lease") != std::string::npos; }, 30s))
       << kcm.log();
+  // Start-up done (every controller started, informers synced): an apiserver that vanishes during start-up
+  // fails a controller's init instead ("error starting controllers", exit 1 too), which is another case.
+  ASSERT_TRUE(waitFor([&] { return kcm.log().find("All resource monitors have synced") != std::string::npos; }, 30s))
+      << kcm.log();
   std::string clusterName = Cluster::get().dir.substr(Cluster::get().dir.rfind('/') + 1);
   const std::string script = repoRoot() + "/hack/cluster.sh";
   ASSERT_TRUE(exec({"bash", script, "stop", clusterName, "kube-apiserver"}, "", 60s).ok());
