@@ -20,7 +20,8 @@ void runGuarded(const Executor::Task& t) {
 }
 }  // namespace
 
-Executor::Executor(int core, int max) : core_(std::max(1, core)), max_(std::max(core_, max)) {
+Executor::Executor(int core, int max, std::chrono::milliseconds idleTimeout)
+    : core_(std::max(1, core)), max_(std::max(core_, max)), idleTimeout_(idleTimeout) {
   std::lock_guard l(mu_);
   for (int i = 0; i < core_; ++i) spawnLocked(true);
 }
@@ -121,7 +122,7 @@ void Executor::worker(bool core) {
     stack.push_back(&me);
     if (core) {
       me.cv.wait(l, [&] { return me.woken || stopping_; });
-    } else if (!me.cv.wait_for(l, std::chrono::seconds(10), [&] { return me.woken || stopping_; })) {
+    } else if (!me.cv.wait_for(l, idleTimeout_, [&] { return me.woken || stopping_; })) {
       stack.erase(std::find(stack.begin(), stack.end(), &me));  // cold: leave
       break;
     }

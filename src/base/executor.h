@@ -31,7 +31,8 @@ namespace kcm {
 class Executor {
  public:
   using Task = std::function<void()>;
-  Executor(int core, int max);
+  // idleTimeout: how long a thread above `core` may stay cold before it leaves.
+  Executor(int core, int max, std::chrono::milliseconds idleTimeout = std::chrono::seconds(10));
   ~Executor();  // finishes queued tasks, then joins
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -54,6 +55,7 @@ class Executor {
   void checkStalled();
 
   const int core_, max_;
+  const std::chrono::milliseconds idleTimeout_;
   mutable std::mutex mu_;
   std::deque<Task> q_;
   // Parked workers, as stacks (the most recently parked is woken first); core threads before extra ones, so

@@ -51,8 +51,15 @@ bool SharedInformerFactory::waitForCacheSync(std::stop_token stop) {
 
 void SharedInformerFactory::shutdown() {
   stop_.request_stop();
-  std::lock_guard l(mu_);
-  stopLink_.reset();
+  std::vector<InformerBase*> all;
+  {
+    std::lock_guard l(mu_);
+    stopLink_.reset();
+    for (auto& [k, inf] : typed_) all.push_back(inf.get());
+    for (auto& [k, inf] : metadata_) all.push_back(inf.get());
+  }
+  // Outside the lock: a handler being waited for may call back into the factory.
+  for (auto* inf : all) inf->stopAndDrain();
 }
 
 }  // namespace kcm::informers

@@ -57,6 +57,7 @@ class SharedInformerFactory {
 
   void start(std::stop_token stop);
   bool waitForCacheSync(std::stop_token stop);
+  // Stops every informer and drains its handlers: afterwards no handler runs, so the controllers can go first.
   void shutdown();
 
  private:

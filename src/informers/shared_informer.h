@@ -124,6 +124,9 @@ class InformerBase {
   // start(), then blocks until stop (tests).
   void run(std::stop_token stop);
   virtual bool hasSynced() const = 0;
+  // Stops the reflector and drops notifications not yet handed to handlers; waits for handlers running now.
+  // Afterwards no handler of this informer runs again: what a shutdown does before the controllers go.
+  virtual void stopAndDrain() = 0;
   // Blocks until synced or stop; returns hasSynced().
   bool waitForCacheSync(std::stop_token stop) const;
 };
@@ -142,14 +145,20 @@ class SharedInformer : public InformerBase {
   }
   ~SharedInformer() override {
     onStop_.reset();
+    stopAndDrain();
+    std::lock_guard g(listenersMu_);
+    listeners_.clear();
+  }
+
+  void stopAndDrain() override {
     stopNow();
     {
       std::unique_lock l(mu_);
       blockingDone_.wait(l, [&] { return blockingWatches_ == 0; });
     }
-    strand_.drain();
+    strand_.drain();  // no reflector step runs or notifies from here on
     std::lock_guard g(listenersMu_);
-    listeners_.clear();  // each strand waits for its running handler
+    for (auto& l : listeners_) l->drain();
   }
 
   Store<T>& store() { return store_; }
@@ -208,6 +217,7 @@ class SharedInformer : public InformerBase {
       });
     }
     Clock::Duration resync() const { return resync_; }
+    void drain() { strand_.drain(); }
     Clock::TimePoint nextResync_;
 
    private:

@@ -91,22 +91,26 @@ void ControllerBase::pollSynced() {
 
 void ControllerBase::dispatch() {
   std::lock_guard l(mu_);
+  dispatchLocked();
+}
+
+// Posts sync tasks while keys are ready and permits are left. A task drains up to a batch of keys, then gives
+// the pool thread back; its last step (permit returned, re-dispatch) happens under mu_, so once the destructor
+// has seen inFlight_ == 0 no task touches this object again.
+void ControllerBase::dispatchLocked() {
   if (!started_ || stopped_) return;
   for (size_t ready = queue_.len(); inFlight_ < workers_ && ready > 0; --ready) {
     ++inFlight_;
     executor_.post([this] {
-      // Drain up to a batch of keys, then give the pool thread back.
       for (int i = 0; i < 32; ++i) {
         auto key = queue_.tryGet();
         if (!key) break;
         processKey(*key);
       }
-      {
-        std::lock_guard g(mu_);
-        --inFlight_;
-        if (inFlight_ == 0) idleCv_.notify_all();
-      }
-      dispatch();  // keys that arrived while we were full
+      std::lock_guard g(mu_);
+      --inFlight_;
+      dispatchLocked();  // keys that arrived while we were full
+      if (inFlight_ == 0) idleCv_.notify_all();
     });
   }
 }

@@ -73,6 +73,7 @@ class ControllerBase {
   void processKey(const std::string& key);  // sync, then forget/requeue and done
   void pollSynced();
   void dispatch();
+  void dispatchLocked();
   void stopAll();
 
   std::string name_;

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
+#include <set>
 
 namespace kcm::runtime {
 namespace {
@@ -60,6 +62,43 @@ TEST(ControllerBase, RunsWorkersAfterCachesSyncAndStops) {
   stop.request_stop();
   t.join();
   EXPECT_TRUE(c.queue().shuttingDown());
+}
+
+TEST(ControllerBase, NeverHasMoreSyncsInFlightThanItsWorkersAndNeverTwoForOneKey) {
+  std::atomic<int> inFlight{0}, maxInFlight{0}, done{0};
+  std::mutex mu;
+  std::set<std::string> running;
+  bool sameKeyTwice = false;
+  ControllerBase c("test-permits", [&](const std::string& key) {
+    {
+      std::lock_guard l(mu);
+      sameKeyTwice |= !running.insert(key).second;
+    }
+    int now = ++inFlight;
+    int prev = maxInFlight.load();
+    while (now > prev && !maxInFlight.compare_exchange_weak(prev, now)) {
+    }
+    std::this_thread::sleep_for(milliseconds(2));  // blocked, as on an API call
+    --inFlight;
+    {
+      std::lock_guard l(mu);
+      running.erase(key);
+    }
+    ++done;
+    return SyncResult::ok();
+  });
+  std::stop_source stop;
+  c.start(3, stop.get_token());
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 40; ++i) c.enqueue("k" + std::to_string(i));
+  for (int i = 0; i < 500 && (done.load() < 40 || c.inFlight() > 0 || c.queue().len() > 0); ++i)
+    std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_GE(done.load(), 40);
+  EXPECT_LE(done.load(), 120);
+  EXPECT_LE(maxInFlight.load(), 3);
+  EXPECT_GE(maxInFlight.load(), 2);  // the permits are used, not one sync at a time
+  EXPECT_FALSE(sameKeyTwice);
+  stop.request_stop();
 }
 
 TEST(ControllerBase, DropsAfterMaxRetries) {
