@@ -4,7 +4,10 @@
 
 #include <pthread.h>
 
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <tuple>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -21,6 +24,8 @@
 #include "leaderelection/leader_elector.h"
 #include "options/feature_gates.h"
 #include "options/options.h"
+#include "options/typed_options.h"
+#include "options/validation.h"
 #include "version/version.h"
 
 namespace kcm::app {
@@ -92,6 +97,32 @@ Status waitForAPIServer(client::RestClient& c, std::chrono::seconds timeout) {
   return Status(StatusCode::kUnavailable, "failed to wait for apiserver being healthy: timed out waiting for the condition");
 }
 
+// Stops what OnStartedLeading started: the informers (their handlers drained), then the controllers in reverse
+// start order. Upstream waits at most --controller-shutdown-timeout for its controllers, then exits regardless:
+// past the deadline the reason is logged and the process exits 0 without waiting further.
+void shutdownWithin(controllers::ControllerContext& ctx, std::chrono::nanoseconds timeout) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread t([&] {
+    ctx.informerFactory->shutdown();
+    while (!ctx.running.empty()) ctx.running.pop_back();
+    std::lock_guard l(m);
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock l(m);
+  if (!cv.wait_for(l, timeout, [&] { return done; })) {
+    KLOG_INFO("\"Controllers did not stop within the shutdown timeout; exiting\" timeout=" +
+              quote(std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + "ms"));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
+  l.unlock();
+  t.join();
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args) {
@@ -125,46 +156,42 @@ int run(const std::vector<std::string>& args) {
     if (*cl.version != "false") return 0;
   }
   const options::FlagValues& f = cl.flags;
-  if (auto v = f.getInt("v"); v.ok()) log::setVerbosity(static_cast<int>(*v));
-  log::setVModule(f.get("vmodule"));
-  if (const std::string fmt = f.get("logging-format"); fmt == "json") {
+  // Typed options, then validation (aggregated, as upstream's Validate), then the Config.
+  options::KubeControllerManagerOptions opts;
+  std::vector<std::string> errs = options::fromFlags(f, opts);
+  log::setVerbosity(opts.logs.v);
+  log::setVModule(opts.logs.vmodule);
+  if (opts.logs.loggingFormat == "json") {
     log::setJsonFormat(true);
-  } else if (fmt != "text") {
-    return commandFailed("logging.format: Unsupported value: \"" + fmt + "\": supported values: \"json\", \"text\"");
+  } else if (opts.logs.loggingFormat != "text") {
+    return commandFailed("logging.format: Unsupported value: \"" + opts.logs.loggingFormat +
+                         "\": supported values: \"json\", \"text\"");
   }
 
   // Feature gates.
   options::FeatureGates gates;
   std::vector<std::string> gateWarnings;
-  for (const auto& fg : f.all("feature-gates"))
+  for (const auto& fg : opts.generic.featureGates)
     if (Status s = gates.set(fg, gateWarnings); !s.ok()) return commandFailed(s.message());
   for (const auto& w : gateWarnings) KLOG_WARNING(w);
 
-  // Validate (aggregated, as upstream's Validate).
-  std::vector<std::string> errs = controllers::validateControllers(f.getStrings("controllers"));
-  if (f.getBool("leader-elect") && f.get("leader-elect-resource-lock") != "leases")
-    errs.push_back("resourceLock value must be \"leases\"");
-  if (f.get("cidr-allocator-type") != "RangeAllocator")
-    errs.push_back("built-in cloud providers are disabled. The ipam " + f.get("cidr-allocator-type") +
-                   " is not available");
-  if (const std::string cp = f.get("cloud-provider"); !cp.empty() && cp != "external")
-    errs.push_back("cloud provider \"" + cp + "\" was specified, but built-in cloud providers are disabled. Please set "
-                   "--cloud-provider=external and migrate to an external cloud provider");
-  for (const char* d : {"min-resync-period", "leader-elect-lease-duration", "leader-elect-renew-deadline",
-                        "leader-elect-retry-period", "controller-start-interval", "cluster-signing-duration",
-                        "node-monitor-period", "node-monitor-grace-period", "node-startup-grace-period"})
-    if (auto r = f.getDuration(d); !r.ok()) errs.push_back(r.status().message());
+  for (auto& e : options::validate(opts, controllers::validateControllers(opts.generic.controllers)))
+    errs.push_back(std::move(e));
   if (!errs.empty()) return commandFailed(aggregate(errs));
   for (const auto& [k, v] : f.dump()) KLOG_V(1, "FLAG: --" + k + "=" + quote(v));
+  for (const char* name : options::notImplementedFlags())
+    if (f.changed(name))
+      KLOG_WARNING("\"Flag is accepted but not implemented by this kube-controller-manager; it has no effect\" flag=" +
+                   quote(std::string("--") + name));
   KLOG_INFO("\"Starting\" version=" + quote(version::get().gitVersion));
 
   // Config: REST config, clients.
-  auto restCfg = client::buildConfigFromFlags(f.get("master"), f.get("kubeconfig"));
+  auto restCfg = client::buildConfigFromFlags(opts.misc.master, opts.misc.kubeconfig);
   if (!restCfg.ok()) return commandFailed(restCfg.status().message());
-  restCfg->qps = static_cast<float>(f.getFloat("kube-api-qps").ok() ? *f.getFloat("kube-api-qps") : 20);
-  restCfg->burst = static_cast<int>(f.getInt("kube-api-burst").ok() ? *f.getInt("kube-api-burst") : 30);
-  if (f.get("kube-api-content-type") != "application/json")
-    KLOG_INFO("\"Content type " + f.get("kube-api-content-type") +
+  restCfg->qps = opts.generic.kubeApiQps;
+  restCfg->burst = opts.generic.kubeApiBurst;
+  if (opts.generic.kubeApiContentType != "application/json")
+    KLOG_INFO("\"Content type " + opts.generic.kubeApiContentType +
               " requested; this build speaks application/json to the apiserver\"");
   restCfg->contentType = "application/json";
   restCfg->userAgent = version::userAgent("kube-controller-manager");
@@ -173,28 +200,32 @@ int run(const std::vector<std::string>& args) {
 
   // Secure serving, before leader election so standbys answer health checks.
   std::unique_ptr<healthz::SecureServer> server;
-  auto port = f.getInt("secure-port");
-  if (!port.ok()) return commandFailed(port.status().message());
-  if (*port > 0) {
+  const auto& secureServing = opts.secureServing;
+  const auto& authentication = opts.authentication;
+  const auto& authorization = opts.authorization;
+  if (secureServing.securePort > 0) {
     healthz::ServingConfig sc;
-    sc.bindAddress = f.get("bind-address");
-    sc.port = static_cast<int>(*port);
-    sc.certFile = f.get("tls-cert-file");
-    sc.keyFile = f.get("tls-private-key-file");
-    sc.certDir = f.get("cert-dir");
-    sc.clientCAFile = f.get("client-ca-file");
-    sc.alwaysAllowPaths = f.getStrings("authorization-always-allow-paths");
-    sc.requestheaderClientCAFile = f.get("requestheader-client-ca-file");
-    sc.requestheaderAllowedNames = f.getStrings("requestheader-allowed-names");
-    sc.requestheaderUsernameHeaders = f.getStrings("requestheader-username-headers");
-    sc.requestheaderGroupHeaders = f.getStrings("requestheader-group-headers");
-    sc.tlsMinVersion = f.get("tls-min-version");
+    sc.bindAddress = secureServing.bindAddress;
+    sc.port = secureServing.securePort;
+    sc.certFile = secureServing.tlsCertFile;
+    sc.keyFile = secureServing.tlsPrivateKeyFile;
+    sc.certDir = secureServing.certDir;
+    sc.tlsMinVersion = secureServing.tlsMinVersion;
+    sc.tlsCipherSuites = secureServing.tlsCipherSuites;
+    sc.sniCertKeys = secureServing.tlsSniCertKey;
+    sc.clientCAFile = authentication.clientCaFile;
+    sc.alwaysAllowPaths = authorization.authorizationAlwaysAllowPaths;
+    sc.requestheaderClientCAFile = authentication.requestheaderClientCaFile;
+    sc.requestheaderAllowedNames = authentication.requestheaderAllowedNames;
+    sc.requestheaderUsernameHeaders = authentication.requestheaderUsernameHeaders;
+    sc.requestheaderGroupHeaders = authentication.requestheaderGroupHeaders;
     // Delegated authentication and authorization, as upstream's DelegatingAuthenticationOptions /
     // DelegatingAuthorizationOptions: TokenReview and SubjectAccessReview through these kubeconfigs.
-    for (auto [flag, target] : {std::pair{"authentication-kubeconfig", &sc.authnClient},
-                                std::pair{"authorization-kubeconfig", &sc.authzClient}}) {
-      if (f.get(flag).empty()) continue;
-      auto cfg = client::loadKubeconfig(f.get(flag));
+    for (auto [flag, path, target] :
+         {std::tuple{"authentication-kubeconfig", &authentication.authenticationKubeconfig, &sc.authnClient},
+          std::tuple{"authorization-kubeconfig", &authorization.authorizationKubeconfig, &sc.authzClient}}) {
+      if (path->empty()) continue;
+      auto cfg = client::loadKubeconfig(*path);
       if (!cfg.ok()) return commandFailed("--" + std::string(flag) + ": " + cfg.status().message());
       cfg->qps = 200;
       cfg->burst = 400;
@@ -203,20 +234,9 @@ int run(const std::vector<std::string>& args) {
       if (!c.ok()) return commandFailed("--" + std::string(flag) + ": " + c.status().message());
       *target = *c;
     }
-    if (auto ttl = f.getDuration("authentication-token-webhook-cache-ttl"); ttl.ok())
-      sc.authnCacheTTL = std::chrono::duration_cast<std::chrono::seconds>(*ttl);
-    if (auto ttl = f.getDuration("authorization-webhook-cache-authorized-ttl"); ttl.ok())
-      sc.authzCacheTTL = std::chrono::duration_cast<std::chrono::seconds>(*ttl);
-    {
-      std::string cz = "{\"componentconfig\":{\"apiVersion\":\"kubecontrollermanager.config.k8s.io/v1alpha1\","
-                       "\"kind\":\"KubeControllerManagerConfiguration\",\"flags\":{";
-      bool first = true;
-      for (const auto& [k, v] : f.dump()) {
-        cz += (first ? "" : ",") + quote(k) + ":" + quote(v);
-        first = false;
-      }
-      sc.configz = cz + "}}}";
-    }
+    sc.authnCacheTTL = std::chrono::duration_cast<std::chrono::seconds>(authentication.authenticationTokenWebhookCacheTtl);
+    sc.authzCacheTTL = std::chrono::duration_cast<std::chrono::seconds>(authorization.authorizationWebhookCacheAuthorizedTtl);
+    sc.configz = "{\"componentconfig\":" + options::toConfigz(opts) + "}";
     auto s = healthz::SecureServer::create(sc);
     if (!s.ok()) return commandFailed(s.status().message());
     server = std::move(s).value();
@@ -227,11 +247,11 @@ int run(const std::vector<std::string>& args) {
 
   if (Status s = waitForAPIServer(**rootClient, std::chrono::seconds(10)); !s.ok()) return commandFailed(s.message());
 
-  const std::vector<std::string> controllerList = controllers::canonicalizeControllers(f.getStrings("controllers"));
+  const std::vector<std::string> controllerList = controllers::canonicalizeControllers(opts.generic.controllers);
   auto startControllers = [&](std::stop_token stop) {
     // CreateControllerContext.
     controllers::ControllerContext ctx;
-    ctx.flags = &f;
+    ctx.options = &opts;
     ctx.featureGates = &gates;
     ctx.rootClient = *rootClient;
     ctx.stop = stop;
@@ -239,7 +259,7 @@ int run(const std::vector<std::string>& args) {
       ctx.addDebugHandler = [srv = server.get()](const std::string& path, std::function<std::string()> content) {
         srv->addDebugHandler(path, std::move(content));
       };
-    if (f.getBool("use-service-account-credentials"))
+    if (opts.generic.useServiceAccountCredentials)
       ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(*restCfg, *rootClient);
     else
       ctx.clientBuilder = std::make_unique<controllers::SimpleClientBuilder>(*restCfg);
@@ -255,7 +275,7 @@ int run(const std::vector<std::string>& args) {
       std::_Exit(1);
     }
     ctx.informerFactory = std::make_unique<informers::SharedInformerFactory>(
-        *informersClient, informers::resyncPeriod(*f.getDuration("min-resync-period")), RealClock::get(),
+        *informersClient, informers::resyncPeriod(std::chrono::duration_cast<Clock::Duration>(opts.generic.minResyncPeriod)), RealClock::get(),
         *metadataClient);
     ctx.discovery = std::make_shared<client::DiscoveryClient>(*rootClient);
     {
@@ -273,7 +293,7 @@ int run(const std::vector<std::string>& args) {
                         first = false;
                       });
 
-    auto interval = *f.getDuration("controller-start-interval");
+    const auto interval = opts.generic.controllerStartInterval;
     std::mt19937_64 rng(std::random_device{}());
     // StartControllers: serviceaccount-token first (it must issue tokens before other controllers need them).
     std::vector<const controllers::ControllerDescriptor*> order;
@@ -291,7 +311,7 @@ int run(const std::vector<std::string>& args) {
                   " requiredFeatureGates=[" + d->requiredFeatureGate + "]");
         continue;
       }
-      if (d->name == "serviceaccount-token-controller" && f.get("service-account-private-key-file").empty()) {
+      if (d->name == "serviceaccount-token-controller" && opts.serviceaccountController.serviceAccountPrivateKeyFile.empty()) {
         KLOG_INFO("\"Controller is disabled because there is no private key\" controller=" + quote(d->name));
         continue;
       }
@@ -321,10 +341,10 @@ int run(const std::vector<std::string>& args) {
     ctx.informerFactory->start(stop);
     ctx.informersStarted = true;
     while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    ctx.informerFactory->shutdown();
+    shutdownWithin(ctx, opts.generic.controllerShutdownTimeout);
   };
 
-  if (!f.getBool("leader-elect")) {
+  if (!opts.generic.leaderElect) {
     startControllers(gStop.get_token());
     return 0;
   }
@@ -332,17 +352,18 @@ int run(const std::vector<std::string>& args) {
   auto leClient = client::RestClient::create([&] {
     auto c = *restCfg;
     c.userAgent = version::userAgent("kube-controller-manager", "leader-election");
-    c.timeoutSeconds = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(*f.getDuration("leader-elect-renew-deadline")).count());
+    c.timeoutSeconds = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::seconds>(opts.generic.leaderElectRenewDeadline).count());
     return c;
   }());
   if (!leClient.ok()) return commandFailed(leClient.status().message());
   leaderelection::Config lc;
-  lc.lockNamespace = f.get("leader-elect-resource-namespace");
-  lc.lockName = f.get("leader-elect-resource-name");
+  lc.lockNamespace = opts.generic.leaderElectResourceNamespace;
+  lc.lockName = opts.generic.leaderElectResourceName;
   lc.identity = leaderelection::defaultIdentity();
-  lc.leaseDuration = std::chrono::duration_cast<Clock::Duration>(*f.getDuration("leader-elect-lease-duration"));
-  lc.renewDeadline = std::chrono::duration_cast<Clock::Duration>(*f.getDuration("leader-elect-renew-deadline"));
-  lc.retryPeriod = std::chrono::duration_cast<Clock::Duration>(*f.getDuration("leader-elect-retry-period"));
+  lc.leaseDuration = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectLeaseDuration);
+  lc.renewDeadline = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRenewDeadline);
+  lc.retryPeriod = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRetryPeriod);
   lc.onStartedLeading = startControllers;
   lc.onStoppedLeading = [] {
     if (gStop.stop_requested()) return;

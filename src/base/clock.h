@@ -44,6 +44,8 @@ class Clock {
   using TimerId = uint64_t;
   virtual ~Clock() = default;
   virtual TimePoint now() const = 0;
+  // Wall time (what metav1.Time stamps record). FakeClock's moves with now(), from a fixed start.
+  virtual std::chrono::system_clock::time_point wallNow() const = 0;
   // Sleeps for d or until stop is requested. Returns false when stopped early.
   virtual bool sleepFor(Duration d, std::stop_token stop = {}) = 0;
   // Runs fn once at `due` (RealClock: on the process's one timer thread; FakeClock: on the thread whose
@@ -58,6 +60,7 @@ class RealClock final : public Clock {
  public:
   static RealClock& get();
   TimePoint now() const override { return std::chrono::steady_clock::now(); }
+  std::chrono::system_clock::time_point wallNow() const override { return std::chrono::system_clock::now(); }
   bool sleepFor(Duration d, std::stop_token stop = {}) override;
   TimerId schedule(TimePoint due, std::function<void()> fn) override;
   bool cancel(TimerId id) override;
@@ -76,6 +79,10 @@ class RealClock final : public Clock {
 // one scheduled at or before now() fires at the next advance(), never inside schedule().
 class FakeClock final : public Clock {
  public:
+  // 2026-01-01T00:00:00Z unless given.
+  static constexpr std::chrono::seconds kDefaultWallStart{1767225600};
+  FakeClock() = default;
+  explicit FakeClock(std::chrono::system_clock::time_point wallStart) : wallStart_(wallStart) {}
   TimePoint now() const override {
     std::lock_guard l(mu_);
     return now_;
@@ -85,6 +92,10 @@ class FakeClock final : public Clock {
     advance(d);
     return true;
   }
+  std::chrono::system_clock::time_point wallNow() const override {
+    std::lock_guard l(mu_);
+    return wallStart_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(now_ - kStart);
+  }
   void advance(Duration d);
   TimerId schedule(TimePoint due, std::function<void()> fn) override;
   bool cancel(TimerId id) override { return timers_.cancel(id); }
@@ -92,7 +103,9 @@ class FakeClock final : public Clock {
 
  private:
   mutable std::mutex mu_;
-  TimePoint now_{std::chrono::hours(1000)};
+  static constexpr TimePoint kStart{std::chrono::hours(1000)};
+  TimePoint now_{kStart};
+  std::chrono::system_clock::time_point wallStart_{kDefaultWallStart};
   TimerQueue timers_;
 };
 

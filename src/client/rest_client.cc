@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -134,6 +135,15 @@ Result<std::shared_ptr<RestClient>> RestClient::create(const RestConfig& config,
   std::call_once(ignoreSigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
   std::shared_ptr<RestClient> c(new RestClient(config, clock));
   if (Status s = c->init(); !s.ok()) return s;
+  return c;
+}
+
+std::shared_ptr<RestClient> RestClient::createWithTransport(const RestConfig& config, std::shared_ptr<Transport> t,
+                                                           Clock& clock) {
+  std::shared_ptr<RestClient> c(new RestClient(config, clock));
+  c->transport_ = std::move(t);
+  if (c->config_.host.empty()) c->config_.host = "http://fake";
+  c->host_ = "fake";
   return c;
 }
 
@@ -402,39 +412,50 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   const std::string t = target(req);
   for (int attempt = 1;; ++attempt) {
     if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
-    auto conn = acquire();
-    auto timeout = req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(60);
-    if (config_.timeoutSeconds > 0) timeout = std::min(timeout, std::chrono::seconds(config_.timeoutSeconds));
-    conn->set_read_timeout(timeout);
-    httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
-    httplib::Response res;
-    httplib::Error err = httplib::Error::Success;
+    Transport::Reply res;
     ++requests_;
-    bool ok;
     auto started = clock_.now();
-    {
-      std::stop_callback cb(stop, [&] { conn->stop(); });
-      ok = conn->send(hr, res, err);
+    if (transport_) {
+      res = transport_->roundTrip(req, t);
+    } else {
+      auto conn = acquire();
+      auto timeout = req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(60);
+      if (config_.timeoutSeconds > 0) timeout = std::min(timeout, std::chrono::seconds(config_.timeoutSeconds));
+      conn->set_read_timeout(timeout);
+      httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
+      httplib::Response hres;
+      httplib::Error err = httplib::Error::Success;
+      bool ok;
+      {
+        std::stop_callback cb(stop, [&] { conn->stop(); });
+        ok = conn->send(hr, hres, err);
+      }
+      if (!ok) {
+        observeRequest(host_ + ":" + std::to_string(port_), req.method, 0,
+                       std::chrono::duration<double>(clock_.now() - started).count());
+        discard(std::move(conn));
+        if (stop.stop_requested())
+          return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
+        return Status(err == httplib::Error::Read ? StatusCode::kTimeout : StatusCode::kUnavailable,
+                      transportError(err, req.method, config_.host + t));
+      }
+      release(std::move(conn));
+      res.code = hres.status;
+      res.body = std::move(hres.body);
+      res.contentType = hres.get_header_value("Content-Type");
+      res.retryAfterSeconds = parseRetryAfter(hres.get_header_value("Retry-After"));
     }
-    observeRequest(host_ + ":" + std::to_string(port_), req.method, ok ? res.status : 0,
+    observeRequest(host_ + ":" + std::to_string(port_), req.method, res.code,
                    std::chrono::duration<double>(clock_.now() - started).count());
-    if (!ok) {
-      discard(std::move(conn));
-      if (stop.stop_requested()) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
-      return Status(err == httplib::Error::Read ? StatusCode::kTimeout : StatusCode::kUnavailable,
-                    transportError(err, req.method, config_.host + t));
-    }
-    release(std::move(conn));
-    if (res.status >= 200 && res.status < 300)
-      return Response{res.status, std::move(res.body), res.get_header_value("Content-Type")};
-    int retryAfter = parseRetryAfter(res.get_header_value("Retry-After"));
+    if (res.code >= 200 && res.code < 300) return Response{res.code, std::move(res.body), std::move(res.contentType)};
+    int retryAfter = res.retryAfterSeconds;
     // client-go retries 429 and 5xx responses that carry Retry-After, up to 10 attempts.
-    if ((res.status == 429 || (res.status >= 500 && retryAfter > 0)) && attempt < 10) {
+    if ((res.code == 429 || (res.code >= 500 && retryAfter > 0)) && attempt < 10) {
       if (!clock_.sleepFor(std::chrono::seconds(std::max(1, retryAfter)), stop))
         return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
       continue;
     }
-    return statusFromResponse(req.method, t, res.status, res.body, retryAfter);
+    return statusFromResponse(req.method, t, res.code, res.body, retryAfter);
   }
 }
 
@@ -442,6 +463,30 @@ Status RestClient::stream(const Request& req, const std::function<bool(std::stri
                           std::stop_token stop) {
   const std::string t = target(req);
   if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
+  if (transport_) {  // the async stream, waited for
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<StreamEnd> end;
+    ++requests_;
+    auto h = transport_->openStream(req, t, onLine, [&](StreamEnd e) {
+      std::lock_guard l(m);
+      end = std::move(e);
+      cv.notify_all();
+    });
+    {
+      std::unique_lock l(m);
+      std::stop_callback cb(stop, [&] {
+        std::lock_guard l2(m);
+        cv.notify_all();
+      });
+      cv.wait(l, [&] { return end.has_value() || stop.stop_requested(); });
+    }
+    h.reset();
+    if (!end) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
+    if (end->httpCode != 0 && (end->httpCode < 200 || end->httpCode >= 300))
+      return statusFromResponse(req.method, t, end->httpCode, end->errorBody, end->retryAfterSeconds);
+    return end->status;
+  }
   auto conn = newConnection();  // a stream holds its connection for its whole life
   conn->set_read_timeout(req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(330));
   httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
@@ -501,6 +546,13 @@ Result<std::unique_ptr<StreamHandle>> RestClient::streamAsync(const Request& req
   auto started = clock_.now();
   std::string method = req.method, hostPort = host_ + ":" + std::to_string(port_), url = config_.host + t;
   Clock* clock = &clock_;
+  if (transport_) {
+    return transport_->openStream(req, t, std::move(onLine), [done = std::move(onDone), method, t](StreamEnd e) {
+      if (e.httpCode != 0 && (e.httpCode < 200 || e.httpCode >= 300))
+        return done(statusFromResponse(method, t, e.httpCode, e.errorBody, e.retryAfterSeconds));
+      done(std::move(e.status));
+    });
+  }
   return startStream(streamTarget_, std::move(sr), std::move(onLine),
                      [done = std::move(onDone), method, t, hostPort, url, started, clock](StreamEnd e) {
                        observeRequest(hostPort, method, e.httpCode,

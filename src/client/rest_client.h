@@ -55,10 +55,32 @@ struct ApiError {
 Status statusFromResponse(const std::string& method, const std::string& path, int httpCode, std::string_view body,
                           int retryAfterSeconds = 0);
 
+// Where a RestClient's bytes go instead of a socket: the in-memory apiserver of the unit tests
+// (test/unit/fake). Everything above the wire (rate limiting, retries on 429, error decoding, typed codecs)
+// stays RestClient's, so code under test runs exactly as against a real apiserver.
+class Transport {
+ public:
+  struct Reply {
+    int code = 200;
+    std::string body;
+    std::string contentType = "application/json";
+    int retryAfterSeconds = 0;
+  };
+  virtual ~Transport() = default;
+  // `target` is the path with the encoded query, as it would go on the wire.
+  virtual Reply roundTrip(const Request& req, const std::string& target) = 0;
+  // A watch: lines to onLine until the handle is destroyed or the transport ends it through onDone.
+  virtual std::unique_ptr<StreamHandle> openStream(const Request& req, const std::string& target, OnLine onLine,
+                                                   OnDone onDone) = 0;
+};
+
 class RestClient {
  public:
   // Validates TLS material now (bad PEM -> InvalidArgument naming the config source).
   static Result<std::shared_ptr<RestClient>> create(const RestConfig& config, Clock& clock = RealClock::get());
+  // A client whose requests go to `transport` (tests). config.host only labels errors and metrics.
+  static std::shared_ptr<RestClient> createWithTransport(const RestConfig& config, std::shared_ptr<Transport> t,
+                                                         Clock& clock = RealClock::get());
   ~RestClient();
 
   // Sends one request (rate limited). 2xx -> Response; otherwise the decoded API error.
@@ -108,6 +130,7 @@ class RestClient {
   Clock::TimePoint tokenReadAt_{};
   Clock::TimePoint tokenRefreshAt_{};
   std::atomic<uint64_t> requests_{0};
+  std::shared_ptr<Transport> transport_;  // set: no sockets at all
 };
 
 // Percent-encodes a query component.

@@ -16,12 +16,12 @@
 #include <string>
 
 #include "options/feature_gates.h"
-#include "options/options.h"
+#include "options/typed_options.h"
 
 namespace kcm::controllers {
 
 struct ControllerContext {
-  const options::FlagValues* flags = nullptr;
+  const options::KubeControllerManagerOptions* options = nullptr;
   const options::FeatureGates* featureGates = nullptr;
   std::shared_ptr<client::RestClient> rootClient;
   std::unique_ptr<ClientBuilder> clientBuilder;

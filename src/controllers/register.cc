@@ -38,15 +38,14 @@ Status startServiceAccountController(ControllerContext& ctx) {
   auto ctrl = std::make_shared<ServiceAccountsController>(
       *c, ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
       ctx.informerFactory->forType<api::core::v1::Namespace>());
-  auto workers = ctx.flags->getInt("concurrent-serviceaccount-syncs");
-  ctrl->run(workers.ok() ? static_cast<int>(*workers) : 1, ctx.stop);
+  ctrl->run(1, ctx.stop);  // upstream runs 1 worker, no flag
   ctx.running.push_back(ctrl);
   return Status::Ok();
 }
 
 // --root-ca-file's content, else the kubeconfig's CA (upstream's fallback for both controllers that publish it).
 Result<std::string> rootCA(const ControllerContext& ctx) {
-  std::string file = ctx.flags->get("root-ca-file");
+  const std::string& file = ctx.options->serviceaccountController.rootCaFile;
   if (file.empty()) return ctx.rootClient->config().caData;
   std::ifstream f(file);
   if (!f) return Status(StatusCode::kInvalidArgument, "error reading root-ca-file at " + file);
@@ -80,19 +79,16 @@ Status startTTLController(ControllerContext& ctx) {
 // startNodeIpamController: RangeAllocator only (built-in cloud allocators are gone upstream too); IPv4, IPv6 or
 // dual-stack.
 Status startNodeIpamController(ControllerContext& ctx) {
-  const auto& f = *ctx.flags;
-  if (!f.getBool("allocate-node-cidrs"))
+  const auto& o = *ctx.options;
+  if (!o.generic.allocateNodeCidrs)
     return Status(StatusCode::kCancelled, "node-ipam-controller needs --allocate-node-cidrs=true");
-  const std::string clusterCIDR = f.get("cluster-cidr");
+  const std::string& clusterCIDR = o.generic.clusterCidr;
   if (clusterCIDR.empty())
     return Status(StatusCode::kInvalidArgument,
                   "kube-controller-manager --cluster-cidr flag must not be empty when --allocate-node-cidrs is set");
-  auto intFlag = [&](const char* name) {
-    auto v = f.getInt(name);
-    return v.ok() ? static_cast<int>(*v) : 0;
-  };
-  auto cfg = nodeIpamConfig(clusterCIDR, intFlag("node-cidr-mask-size"), intFlag("node-cidr-mask-size-ipv4"),
-                            intFlag("node-cidr-mask-size-ipv6"), f.get("service-cluster-ip-range"));
+  const auto& nodeIpamController = o.nodeIpamController;
+  auto cfg = nodeIpamConfig(clusterCIDR, nodeIpamController.nodeCidrMaskSize, nodeIpamController.nodeCidrMaskSizeIpv4,
+                            nodeIpamController.nodeCidrMaskSizeIpv6, nodeIpamController.serviceClusterIpRange);
   if (!cfg.ok()) return cfg.status();
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
@@ -109,11 +105,10 @@ Status startNodeIpamController(ControllerContext& ctx) {
 Status startPodGCController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("pod-garbage-collector");
   if (!c.ok()) return c.status();
-  auto threshold = ctx.flags->getInt("terminated-pod-gc-threshold");
-  if (!threshold.ok()) return threshold.status();
+  const int threshold = ctx.options->podGarbageCollectorController.terminatedPodGcThreshold;
   auto ctrl = std::make_shared<PodGCController>(*c, ctx.informerFactory->forType<api::core::v1::Pod>(),
                                                 ctx.informerFactory->forType<api::core::v1::Node>(),
-                                                static_cast<int>(*threshold));
+                                                threshold);
   ctrl->run(ctx.stop);
   ctx.running.push_back(ctrl);
   return Status::Ok();
@@ -132,7 +127,7 @@ Status startClusterRoleAggregationController(ControllerContext& ctx) {
 // The token controller always uses the root credentials (upstream's rootClientBuilder, "tokens-controller"):
 // it must run before per-controller service-account credentials can work.
 Status startServiceAccountTokenController(ControllerContext& ctx) {
-  auto gen = LegacyTokenGenerator::fromPemFile(ctx.flags->get("service-account-private-key-file"));
+  auto gen = LegacyTokenGenerator::fromPemFile(ctx.options->serviceaccountController.serviceAccountPrivateKeyFile);
   if (!gen.ok()) return gen.status();
   auto ca = rootCA(ctx);
   if (!ca.ok()) return ca.status();
@@ -142,37 +137,21 @@ Status startServiceAccountTokenController(ControllerContext& ctx) {
   auto ctrl = std::make_shared<TokensController>(*c, std::move(gen).value(), *ca,
                                                  ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
                                                  ctx.informerFactory->forType<api::core::v1::Secret>());
-  auto workers = ctx.flags->getInt("concurrent-serviceaccount-token-syncs");
-  ctrl->run(workers.ok() ? static_cast<int>(*workers) : 5, ctx.stop);
+  ctrl->run(ctx.options->serviceaccountController.concurrentServiceaccountTokenSyncs, ctx.stop);
   ctx.running.push_back(ctrl);
   return Status::Ok();
 }
 
 Status startNodeLifecycleController(ControllerContext& ctx) {
-  const auto& f = *ctx.flags;
+  const auto& nodeLifecycleController = ctx.options->nodeLifecycleController;
   NodeLifecycleOptions o;
-  auto duration = [&](const char* name, Clock::Duration& out) -> Status {
-    auto d = f.getDuration(name);
-    if (!d.ok()) return d.status();
-    out = std::chrono::duration_cast<Clock::Duration>(*d);
-    return Status::Ok();
-  };
-  auto number = [&](const char* name, double& out) -> Status {
-    auto v = f.getFloat(name);
-    if (!v.ok()) return v.status();
-    out = *v;
-    return Status::Ok();
-  };
-  for (Status s : {duration("node-monitor-period", o.nodeMonitorPeriod),
-                   duration("node-startup-grace-period", o.nodeStartupGracePeriod),
-                   duration("node-monitor-grace-period", o.nodeMonitorGracePeriod),
-                   number("node-eviction-rate", o.evictionLimiterQPS),
-                   number("secondary-node-eviction-rate", o.secondaryEvictionLimiterQPS),
-                   number("unhealthy-zone-threshold", o.unhealthyZoneThreshold)})
-    if (!s.ok()) return s;
-  auto large = f.getInt("large-cluster-size-threshold");
-  if (!large.ok()) return large.status();
-  o.largeClusterThreshold = static_cast<int>(*large);
+  o.nodeMonitorPeriod = std::chrono::duration_cast<Clock::Duration>(nodeLifecycleController.nodeMonitorPeriod);
+  o.nodeStartupGracePeriod = std::chrono::duration_cast<Clock::Duration>(nodeLifecycleController.nodeStartupGracePeriod);
+  o.nodeMonitorGracePeriod = std::chrono::duration_cast<Clock::Duration>(nodeLifecycleController.nodeMonitorGracePeriod);
+  o.evictionLimiterQPS = nodeLifecycleController.nodeEvictionRate;
+  o.secondaryEvictionLimiterQPS = nodeLifecycleController.secondaryNodeEvictionRate;
+  o.unhealthyZoneThreshold = nodeLifecycleController.unhealthyZoneThreshold;
+  o.largeClusterThreshold = nodeLifecycleController.largeClusterSizeThreshold;
   o.leaseCircuitBreaker = ctx.featureGates->enabled("NodeControllerLeaseCircuitBreaker");
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
@@ -198,18 +177,16 @@ Status startTaintEvictionController(ControllerContext& ctx) {
 }
 
 template <class K>
-Status startReplicaSetLike(ControllerContext& ctx, const char* clientName, const char* workersFlag) {
+Status startReplicaSetLike(ControllerContext& ctx, const char* clientName, int workers) {
   auto c = ctx.clientBuilder->client(clientName);
   if (!c.ok()) return c.status();
-  auto workers = ctx.flags->getInt(workersFlag);
-  if (!workers.ok()) return workers.status();
   ReplicaSetControllerOptions o;
   o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyReplicaSet");
   o.terminatingReplicas = ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas");
   auto ctrl = std::make_shared<ReplicaSetControllerT<K>>(*c, ctx.eventBroadcaster->newRecorder(clientName),
                                                          ctx.informerFactory->forType<typename K::Object>(),
                                                          ctx.informerFactory->forType<api::core::v1::Pod>(), o);
-  ctrl->run(static_cast<int>(*workers), ctx.stop);
+  ctrl->run(workers, ctx.stop);
   ctx.running.push_back(ctrl);
   return Status::Ok();
 }
@@ -220,13 +197,11 @@ namespace {
 Status startDeploymentController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("deployment-controller");
   if (!c.ok()) return c.status();
-  auto workers = ctx.flags->getInt("concurrent-deployment-syncs");
-  if (!workers.ok()) return workers.status();
   auto ctrl = std::make_shared<DeploymentController>(
       *c, ctx.eventBroadcaster->newRecorder("deployment-controller"),
       ctx.informerFactory->forType<api::apps::v1::Deployment>(), ctx.informerFactory->forType<api::apps::v1::ReplicaSet>(),
       ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas"));
-  ctrl->run(static_cast<int>(*workers), ctx.stop);
+  ctrl->run(ctx.options->deploymentController.concurrentDeploymentSyncs, ctx.stop);
   ctx.running.push_back(ctrl);
   return Status::Ok();
 }
@@ -238,10 +213,7 @@ Status startNamespaceController(ControllerContext& ctx) {
   cfg->burst *= 100;
   auto c = client::RestClient::create(*cfg);
   if (!c.ok()) return c.status();
-  auto workers = ctx.flags->getInt("concurrent-namespace-syncs");
-  if (!workers.ok()) return workers.status();
-  auto resync = ctx.flags->getDuration("namespace-sync-period");
-  if (!resync.ok()) return resync.status();
+  const auto& namespaceController = ctx.options->namespaceController;
   auto discovery = std::make_shared<client::DiscoveryClient>(*c);
   auto mu = std::make_shared<std::mutex>();
   // Fresh discovery on every call (a namespace may hold resources of a CRD created a moment ago).
@@ -259,28 +231,28 @@ Status startNamespaceController(ControllerContext& ctx) {
   if (Status s = deleter->initOpCache(); !s.ok()) return s;
   auto ctrl = std::make_shared<NamespaceController>(std::move(deleter),
                                                     ctx.informerFactory->forType<api::core::v1::Namespace>(),
-                                                    std::chrono::duration_cast<Clock::Duration>(*resync));
-  ctrl->run(static_cast<int>(*workers), ctx.stop);
+                                                    std::chrono::duration_cast<Clock::Duration>(
+                                                        namespaceController.namespaceSyncPeriod));
+  ctrl->run(namespaceController.concurrentNamespaceSyncs, ctx.stop);
   ctx.running.push_back(ctrl);
   return Status::Ok();
 }
 
 // The collector's metadata client gets twice the QPS, as upstream.
 Status startGarbageCollectorController(ControllerContext& ctx) {
-  if (!ctx.flags->getBool("enable-garbage-collector"))
+  const auto& garbageCollectorController = ctx.options->garbageCollectorController;
+  if (!garbageCollectorController.enableGarbageCollector)
     return Status(StatusCode::kCancelled, "garbage collector disabled by --enable-garbage-collector=false");
   auto cfg = ctx.clientBuilder->config("generic-garbage-collector");
   if (!cfg.ok()) return cfg.status();
   cfg->qps *= 2;
   auto c = client::RestClient::create(*cfg);
   if (!c.ok()) return c.status();
-  auto workers = ctx.flags->getInt("concurrent-gc-syncs");
-  if (!workers.ok()) return workers.status();
   auto ctrl = std::make_shared<gc::GarbageCollector>(*c, std::make_shared<client::DiscoveryClient>(*c),
                                                      *ctx.informerFactory,
                                                      ctx.eventBroadcaster->newRecorder("garbage-collector-controller"));
   if (Status s = ctrl->resyncMonitors(); !s.ok()) return s.withContext("failed to discover resources");
-  ctrl->run(static_cast<int>(*workers), ctx.stop);
+  ctrl->run(garbageCollectorController.concurrentGcSyncs, ctx.stop);
   ctx.addDebugHandler("/debug/controllers/garbagecollector/graph",
                       [weak = std::weak_ptr<gc::GarbageCollector>(ctrl)]() -> std::string {
                         auto gc = weak.lock();
@@ -297,10 +269,10 @@ void registerControllerInitFuncs() {
   setInit("namespace-controller", startNamespaceController);
   setInit("deployment-controller", startDeploymentController);
   setInit("replicaset-controller", [](ControllerContext& ctx) {
-    return startReplicaSetLike<ReplicaSetKind>(ctx, "replicaset-controller", "concurrent-replicaset-syncs");
+    return startReplicaSetLike<ReplicaSetKind>(ctx, "replicaset-controller", ctx.options->replicasetController.concurrentReplicasetSyncs);
   });
   setInit("replicationcontroller-controller", [](ControllerContext& ctx) {
-    return startReplicaSetLike<ReplicationControllerKind>(ctx, "replication-controller", "concurrent-rc-syncs");
+    return startReplicaSetLike<ReplicationControllerKind>(ctx, "replication-controller", ctx.options->replicationcontrollerController.concurrentRcSyncs);
   });
   setInit("node-lifecycle-controller", startNodeLifecycleController);
   setInit("taint-eviction-controller", startTaintEvictionController);

@@ -16,6 +16,7 @@
 #include "api/gen/authentication_v1_json.h"
 #include "api/gen/authorization_v1_json.h"
 #include "client/typed_client.h"
+#include "healthz/tls_options.h"
 
 namespace kcm::healthz {
 namespace {
@@ -154,8 +155,21 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
   else if (cfg.tlsMinVersion == "VersionTLS10") minVersion = TLS1_VERSION;
   else if (!cfg.tlsMinVersion.empty() && cfg.tlsMinVersion != "VersionTLS12")
     return Status(StatusCode::kInvalidArgument, "--tls-min-version: unknown tls version \"" + cfg.tlsMinVersion + "\"");
-  s->server_ = std::make_unique<httplib::SSLServer>([pem, askForCerts = ca || rhCa, minVersion](SSL_CTX& ctx) {
+  auto ciphers = openSslCipherList(cfg.tlsCipherSuites);
+  if (!ciphers.ok()) return ciphers.status();
+  auto sni = loadSniCertificates(cfg.sniCertKeys);
+  if (!sni.ok()) return sni.status();
+  auto sniCerts = std::make_shared<std::vector<SniCertificate>>(std::move(sni).value());
+  s->sni_ = sniCerts;
+  bool ciphersOk = true;
+  s->server_ = std::make_unique<httplib::SSLServer>([pem, askForCerts = ca || rhCa, minVersion, list = *ciphers,
+                                                     certs = sniCerts.get(), &ciphersOk](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, minVersion);
+    if (!list.empty() && SSL_CTX_set_cipher_list(&ctx, list.c_str()) != 1) {
+      ciphersOk = false;
+      return false;
+    }
+    installSni(ctx, certs);
     if (SSL_CTX_use_certificate(&ctx, pem.cert) != 1 || SSL_CTX_use_PrivateKey(&ctx, pem.key) != 1) return false;
     if (askForCerts) {
       // Ask for a client certificate but do not require one: anonymous requests reach the authorizer. The chain
@@ -164,6 +178,9 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
     }
     return true;
   });
+  if (!ciphersOk)
+    return Status(StatusCode::kInvalidArgument, "--tls-cipher-suites: none of the suites given is available in this "
+                                                "build's OpenSSL");
   if (!s->server_->is_valid()) return Status(StatusCode::kInvalidArgument, "the serving certificate and key do not match");
 
   auto authorize = [srv = s.get()](const httplib::Request& req, httplib::Response& res) {

@@ -45,6 +45,8 @@ struct ServingConfig {
   std::vector<std::string> requestheaderUsernameHeaders = {"x-remote-user"};
   std::vector<std::string> requestheaderGroupHeaders = {"x-remote-group"};
   std::string tlsMinVersion;  // "VersionTLS12" (default) or "VersionTLS13"; 1.0/1.1 as asked
+  std::vector<std::string> tlsCipherSuites;  // Go names (--tls-cipher-suites); empty: OpenSSL's defaults
+  std::vector<std::string> sniCertKeys;      // --tls-sni-cert-key entries: "cert,key[:name,...]"
   std::vector<std::string> alwaysAllowPaths = {"/healthz", "/readyz", "/livez"};
   // Delegated authentication (TokenReview) and authorization (SubjectAccessReview), from
   // --authentication-kubeconfig / --authorization-kubeconfig; null = not configured.
@@ -81,6 +83,7 @@ class SecureServer {
   bool authorizeRemote(const UserInfo& user, const std::string& path, std::string& reason);
 
   ServingConfig cfg_;
+  std::shared_ptr<void> sni_;  // the SNI certificates the SSL_CTX callback selects from
   std::unique_ptr<httplib::SSLServer> server_;
   std::thread thread_;
   int port_ = 0;
