@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "api/support/wall_time.h"
 
@@ -493,7 +494,67 @@ std::unique_ptr<client::StreamHandle> FakeApiServer::openStream(const client::Re
   return handle;
 }
 
+void FakeApiServer::addResource(Resource r) {
+  std::lock_guard l(mu_);
+  resources_.push_back(std::move(r));
+}
+
+void FakeApiServer::addStandardResources() {
+  for (auto [g, v, r, k, ns] : std::initializer_list<std::tuple<const char*, const char*, const char*, const char*, bool>>{
+           {"", "v1", "pods", "Pod", true},
+           {"", "v1", "configmaps", "ConfigMap", true},
+           {"", "v1", "secrets", "Secret", true},
+           {"", "v1", "serviceaccounts", "ServiceAccount", true},
+           {"", "v1", "services", "Service", true},
+           {"", "v1", "events", "Event", true},
+           {"", "v1", "replicationcontrollers", "ReplicationController", true},
+           {"", "v1", "namespaces", "Namespace", false},
+           {"", "v1", "nodes", "Node", false},
+           {"apps", "v1", "deployments", "Deployment", true},
+           {"apps", "v1", "replicasets", "ReplicaSet", true},
+           {"coordination.k8s.io", "v1", "leases", "Lease", true},
+           {"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false}}) {
+    Resource res;
+    res.group = g;
+    res.version = v;
+    res.resource = r;
+    res.kind = k;
+    res.namespaced = ns;
+    addResource(std::move(res));
+  }
+}
+
+Reply FakeApiServer::discovery(const std::string& path) {
+  const bool core = path == "/api";
+  std::map<std::string, std::map<std::string, json>> byGroup;  // group -> version -> resources
+  {
+    std::lock_guard l(mu_);
+    for (const auto& r : resources_) {
+      if (core != r.group.empty()) continue;
+      json res = {{"resource", r.resource},
+                  {"responseKind", {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
+                  {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+                  {"verbs", r.verbs}};
+      json subs = json::array();
+      for (const auto& s : r.subresources) subs.push_back({{"subresource", s}});
+      res["subresources"] = subs;
+      auto& v = byGroup[r.group][r.version];
+      if (v.is_null()) v = json::array();
+      v.push_back(res);
+    }
+  }
+  json items = json::array();
+  for (auto& [g, versions] : byGroup) {
+    json vs = json::array();
+    for (auto& [v, rs] : versions) vs.push_back({{"version", v}, {"resources", rs}, {"freshness", "Current"}});
+    items.push_back({{"metadata", {{"name", g}}}, {"versions", vs}});
+  }
+  json doc = {{"kind", "APIGroupDiscoveryList"}, {"apiVersion", "apidiscovery.k8s.io/v2"}, {"items", items}};
+  return Reply{200, doc.dump()};
+}
+
 Reply FakeApiServer::roundTrip(const client::Request& req, const std::string&) {
+  if (req.method == "GET" && (req.path == "/api" || req.path == "/apis")) return discovery(req.path);
   Path p = Path::parse(req.path);
   Action a;
   a.group = p.group;

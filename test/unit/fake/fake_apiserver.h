@@ -74,6 +74,19 @@ class FakeApiServer : public client::Transport, public std::enable_shared_from_t
     return out;
   }
 
+  // ---- Discovery: /api and /apis answer aggregated discovery (APIGroupDiscoveryList) for what is registered.
+  struct Resource {
+    std::string group, version, resource, kind;
+    bool namespaced = true;
+    std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update",
+                                      "watch"};
+    std::vector<std::string> subresources;
+  };
+  void addResource(Resource r);
+  // The built-in kinds our controllers touch: pods, configmaps, secrets, serviceaccounts, services, events,
+  // namespaces, nodes, replicationcontrollers, deployments, replicasets, leases, clusterroles.
+  void addStandardResources();
+
   // ---- Reactors: run in order before the store; the first that answers wins. verb/resource may be "*";
   // resource may be "pods/status".
   void prependReactor(const std::string& verb, const std::string& resource, Reactor r);
@@ -107,6 +120,7 @@ class FakeApiServer : public client::Transport, public std::enable_shared_from_t
     std::string resourceKey;
     nlohmann::json object;
   };
+  Reply discovery(const std::string& path);
   Reply serve(const Path& p, const client::Request& req, const Action& a);
   Reply doGet(const Path& p, const client::Request& req);
   Reply doCreate(const Path& p, const client::Request& req);
@@ -128,6 +142,7 @@ class FakeApiServer : public client::Transport, public std::enable_shared_from_t
   uint64_t uidSeq_ = 0;
   std::vector<std::pair<std::string, Reactor>> reactors_;  // "verb|resource"
   std::vector<Action> actions_;
+  std::vector<Resource> resources_;
   std::vector<std::shared_ptr<Watcher>> watchers_;
   // Events waiting to be delivered, in resourceVersion order; delivered outside mu_ under deliverMu_.
   std::vector<std::pair<std::shared_ptr<Watcher>, std::string>> pending_;

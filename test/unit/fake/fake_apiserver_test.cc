@@ -11,6 +11,7 @@
 #include "api/gen/core_v1.h"
 #include "api/gen/core_v1_json.h"
 #include "api/support/wall_time.h"
+#include "client/discovery.h"
 #include "informers/factory.h"
 
 namespace kcm::testing {
@@ -211,6 +212,21 @@ TEST(FakeApiServer, InformerListsAndWatchesThroughIt) {
   ASSERT_TRUE(eventually([&] { return adds == 3 && inf.store().size() == 2; }));
   stop.request_stop();
   f.shutdown();
+}
+
+TEST(FakeApiServer, ServesAggregatedDiscoveryForRegisteredResources) {
+  auto s = std::make_shared<FakeApiServer>();
+  s->addStandardResources();
+  client::DiscoveryClient d(s->client());
+  auto all = d.serverPreferredResources();
+  ASSERT_TRUE(all.ok()) << all.status().toString();
+  bool pods = false, deployments = false, nodes = false;
+  for (const auto& r : *all) {
+    if (r.resource == "pods" && r.group.empty()) pods = r.namespaced && r.kind == "Pod";
+    if (r.resource == "deployments" && r.group == "apps") deployments = r.hasVerb("watch");
+    if (r.resource == "nodes") nodes = !r.namespaced;
+  }
+  EXPECT_TRUE(pods && deployments && nodes);
 }
 
 }  // namespace
