@@ -6,6 +6,9 @@ cd "${REPO_ROOT}"
 t0=$(date +%s)
 bash hack/install-deps.sh
 bash hack/build.sh
+# docs/flags.md and the typed options must match the code that reads them.
+gen_rc=0
+python3 hack/gen-typed-options.py "${REPO_ROOT}" --check || gen_rc=$?
 
 counts() {  # counts FILE: "<passed> <failed>" from a GoogleTest JSON report
   python3 - "$1" <<'PY'
@@ -43,5 +46,6 @@ echo "took $(( $(date +%s) - t0 )) s"
 total_fail=$(( unit_fail + e2e_fail ))
 [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))  # crashed before reporting
 [ $e2e_rc -ne 0 ] && [ "$e2e_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))
+[ $gen_rc -ne 0 ] && total_fail=$(( total_fail + 1 ))
 echo "$(( unit_pass + e2e_pass )) passed, ${total_fail} failed"
-[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ]
+[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ]

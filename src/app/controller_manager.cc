@@ -5,7 +5,10 @@
 #include <pthread.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <csignal>
+#include <map>
+#include <optional>
 #include <mutex>
 #include <tuple>
 #include <cstdio>
@@ -95,6 +98,32 @@ Status waitForAPIServer(client::RestClient& c, std::chrono::seconds timeout) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   return Status(StatusCode::kUnavailable, "failed to wait for apiserver being healthy: timed out waiting for the condition");
+}
+
+// What /healthz/<controller> reads: the informers each controller's init asked for. Shared with the checks, which
+// the server may run after the context is gone (alive turns false first, under the lock).
+struct ControllerHealth {
+  std::mutex mu;
+  bool alive = true;
+  std::optional<std::chrono::steady_clock::time_point> informersStartedAt;
+  std::map<std::string, std::vector<informers::InformerBase*>> informersOf;
+};
+
+// Beyond upstream's ping checks: a controller is unhealthy while an informer it needs has not synced, once the
+// informers have had kInformerSyncGrace to do so; the reason names the informer and its last list error.
+constexpr std::chrono::seconds kInformerSyncGrace{10};
+
+Status controllerHealth(ControllerHealth& h, const std::string& name) {
+  std::lock_guard l(h.mu);
+  if (!h.alive || !h.informersStartedAt) return Status::Ok();
+  if (std::chrono::steady_clock::now() - *h.informersStartedAt < kInformerSyncGrace) return Status::Ok();
+  for (auto* inf : h.informersOf[name]) {
+    if (inf->hasSynced()) continue;
+    std::string err = inf->lastListError();
+    return Status(StatusCode::kUnavailable,
+                  "informer for " + inf->description() + " has not synced" + (err.empty() ? "" : ": " + err));
+  }
+  return Status::Ok();
 }
 
 // Stops what OnStartedLeading started: the informers (their handlers drained), then the controllers in reverse
@@ -294,6 +323,9 @@ int run(const std::vector<std::string>& args) {
                       });
 
     const auto interval = opts.generic.controllerStartInterval;
+    auto health = std::make_shared<ControllerHealth>();
+    std::vector<informers::InformerBase*> used;  // informers handed out during the current init
+    ctx.informerFactory->setAccessObserver([&used](informers::InformerBase& i) { used.push_back(&i); });
     std::mt19937_64 rng(std::random_device{}());
     // StartControllers: serviceaccount-token first (it must issue tokens before other controllers need them).
     std::vector<const controllers::ControllerDescriptor*> order;
@@ -301,7 +333,7 @@ int run(const std::vector<std::string>& args) {
       if (d.requiresSpecialHandling) order.insert(order.begin(), &d);
       else order.push_back(&d);
     for (const auto* d : order) {
-      if (stop.stop_requested()) return;
+      if (stop.stop_requested()) break;  // then shut down what started
       if (!controllers::isControllerEnabled(d->name, controllerList)) {
         KLOG_INFO("\"Warning: controller is disabled\" controller=" + quote(d->name));
         continue;
@@ -324,6 +356,7 @@ int run(const std::vector<std::string>& args) {
         std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(interval * jitter(rng)));
       }
       KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
+      used.clear();
       Status st = d->init(ctx);
       if (st.code() == StatusCode::kCancelled) {  // the init chose not to start it (upstream's started=false)
         KLOG_INFO("\"Warning: skipping controller\" controller=" + quote(d->name) + " reason=" + quote(st.message()));
@@ -335,12 +368,28 @@ int run(const std::vector<std::string>& args) {
         std::fflush(stderr);
         std::_Exit(1);
       }
-      if (server) server->addHealthCheck(d->name, [] { return Status::Ok(); });
+      {
+        std::lock_guard l(health->mu);
+        auto& mine = health->informersOf[d->name];
+        for (auto* i : used)
+          if (std::find(mine.begin(), mine.end(), i) == mine.end()) mine.push_back(i);
+      }
+      if (server)
+        server->addHealthCheck(d->name, [health, name = d->name] { return controllerHealth(*health, name); });
       KLOG_INFO("\"Started controller\" controller=" + quote(d->name));
     }
+    ctx.informerFactory->setAccessObserver({});
     ctx.informerFactory->start(stop);
     ctx.informersStarted = true;
+    {
+      std::lock_guard l(health->mu);
+      health->informersStartedAt = std::chrono::steady_clock::now();
+    }
     while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    {
+      std::lock_guard l(health->mu);
+      health->alive = false;
+    }
     shutdownWithin(ctx, opts.generic.controllerShutdownTimeout);
   };
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/log.h"
 #include "base/metrics.h"
 #include "base/process_metrics.h"
 #include "api/gen/authentication_v1_json.h"
@@ -366,7 +367,7 @@ std::string SecureServer::healthz(const std::string& only, bool verbose, const s
     std::lock_guard l(mu_);
     checks = checks_;
   }
-  std::string verboseOut;
+  std::string verboseOut, reasons;
   bool failed = false, found = only.empty();
   for (const auto& [name, check] : checks) {
     if (!only.empty() && name != only) continue;
@@ -380,7 +381,8 @@ std::string SecureServer::healthz(const std::string& only, bool verbose, const s
       verboseOut += "[+]" + name + " ok\n";
     } else {
       failed = true;
-      verboseOut += "[-]" + name + " failed: reason withheld\n";
+      verboseOut += "[-]" + name + " failed: reason withheld\n";  // the response withholds it, the log has it
+      reasons += (reasons.empty() ? "" : "; ") + ("[-]" + name + " failed: " + s.message());
     }
   }
   if (!found) {
@@ -388,6 +390,7 @@ std::string SecureServer::healthz(const std::string& only, bool verbose, const s
     return "404 page not found\n";
   }
   if (failed) {
+    KLOG_V(2, "\"healthz check failed\" reasons=\"" + reasons + "\"");
     code = 500;
     return verboseOut + "healthz check failed\n";
   }

@@ -12,6 +12,7 @@ SharedInformer<api::meta::v1::PartialObjectMetadata>& SharedInformerFactory::par
     o.clock = &clock_;
     slot = std::make_unique<SharedInformer<api::meta::v1::PartialObjectMetadata>>(makeLw(), o);
   }
+  if (observer_) observer_(*slot);
   return static_cast<SharedInformer<api::meta::v1::PartialObjectMetadata>&>(*slot);
 }
 

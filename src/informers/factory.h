@@ -47,6 +47,7 @@ class SharedInformerFactory {
       o.clock = &clock_;
       slot = std::make_unique<SharedInformer<T>>(typedListerWatcher<T>(client_), o);
     }
+    if (observer_) observer_(*slot);
     return static_cast<SharedInformer<T>&>(*slot);
   }
 
@@ -54,6 +55,13 @@ class SharedInformerFactory {
   SharedInformer<api::meta::v1::PartialObjectMetadata>& forMetadata(const client::GroupVersionResource& gvr);
   // Full objects of a resource found at run time, as DynamicObject (namespace controller, CRDs).
   SharedInformer<api::meta::v1::PartialObjectMetadata>& forDynamic(const client::GroupVersionResource& gvr);
+
+  // Called (under the factory's lock: keep it short) with every informer handed out from now on; the manager
+  // uses it to learn which informers each controller's init asked for. Empty: none.
+  void setAccessObserver(std::function<void(InformerBase&)> f) {
+    std::lock_guard l(mu_);
+    observer_ = std::move(f);
+  }
 
   void start(std::stop_token stop);
   bool waitForCacheSync(std::stop_token stop);
@@ -71,6 +79,7 @@ class SharedInformerFactory {
   std::map<std::type_index, std::unique_ptr<InformerBase>> typed_;
   std::map<std::string, std::unique_ptr<InformerBase>> metadata_;
   std::set<InformerBase*> started_;
+  std::function<void(InformerBase&)> observer_;
   std::stop_source stop_;
   std::unique_ptr<std::stop_callback<std::function<void()>>> stopLink_;
 };

@@ -129,6 +129,23 @@ class InformerBase {
   virtual void stopAndDrain() = 0;
   // Blocks until synced or stop; returns hasSynced().
   bool waitForCacheSync(std::stop_token stop) const;
+  // "pods", "apps/v1, Resource=deployments (metadata)": what health checks and logs name.
+  virtual std::string description() const = 0;
+  // Why the last list failed ("" once one succeeded): the reason a health check reports.
+  std::string lastListError() const {
+    std::lock_guard l(errMu_);
+    return lastListError_;
+  }
+
+ protected:
+  void setLastListError(std::string e) {
+    std::lock_guard l(errMu_);
+    lastListError_ = std::move(e);
+  }
+
+ private:
+  mutable std::mutex errMu_;
+  std::string lastListError_;
 };
 
 template <class T>
@@ -178,6 +195,7 @@ class SharedInformer : public InformerBase {
   }
 
   bool hasSynced() const override { return synced_.load(); }
+  std::string description() const override { return lw_.description; }
   std::string lastSyncResourceVersion() const {
     std::lock_guard l(rvMu_);
     return rv_;
@@ -272,6 +290,7 @@ class SharedInformer : public InformerBase {
     if (stopped()) return;
     KLOG_V(4, "\"Listed\" reflector=\"" + lw_.description + "\" items=" + std::to_string(store_.size()) +
                   " resourceVersion=\"" + lastSyncResourceVersion() + "\" ok=" + (s.ok() ? "true" : "false"));
+    setLastListError(s.ok() ? "" : s.message());
     if (s.ok()) return startWatch();
     if (listRv_ == "0" && (s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout))
       listRv_ = "";  // the watch cache cannot serve "0": read from etcd

@@ -460,16 +460,8 @@ const std::vector<const char*>& notImplementedFlags() {
       "profiling",
       "enable-leader-migration",
       "leader-migration-config",
-      "cidr-allocator-type",
-      "cloud-config",
-      "cloud-provider",
-      "cluster-name",
-      "configure-cloud-routes",
       "emulated-version",
-      "external-cloud-volume-plugin",
-      "leader-elect-resource-lock",
       "min-compatibility-version",
-      "route-reconciliation-period",
       "disable-http2-serving",
       "http2-max-streams-per-connection",
       "permit-address-sharing",
@@ -540,8 +532,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "log-json-split-stream",
       "log-text-info-buffer-size",
       "log-text-split-stream",
-      "help",
-      "version",
   };
   return kFlags;
 }

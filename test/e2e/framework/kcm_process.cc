@@ -77,6 +77,10 @@ void KcmProcess::kill9() {
   }
 }
 
+void KcmProcess::signal(int sig) {
+  if (pid_ > 0 && !exited_) ::kill(pid_, sig);
+}
+
 int KcmProcess::waitExit(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {

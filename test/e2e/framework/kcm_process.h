@@ -30,6 +30,8 @@ class KcmProcess {
   KcmProcess(const KcmProcess&) = delete;
   KcmProcess& operator=(const KcmProcess&) = delete;
   void kill9();
+  // Sends sig (SIGTERM, SIGINT) to the process.
+  void signal(int sig);
   // Exit code if it exited within `timeout`, else -1.
   int waitExit(std::chrono::milliseconds timeout);
   std::string log() const;
