@@ -20,6 +20,7 @@
 #include "client/rest_client.h"
 #include "controllers/client_builder.h"
 #include "controllers/context.h"
+#include "controllers/controller.h"
 #include "controllers/register.h"
 #include "controllers/registry.h"
 #include "healthz/server.h"
@@ -126,30 +127,109 @@ Status controllerHealth(ControllerHealth& h, const std::string& name) {
   return Status::Ok();
 }
 
+// The built controllers, owned by the manager: started concurrently (upstream's RunControllers), each after
+// wait.Jitter(--controller-start-interval, 1.0) on the shared timer, and stopped in reverse start order.
+class RunningControllers {
+ public:
+  void add(std::string name, std::unique_ptr<controllers::Controller> c) {
+    built_.push_back({std::move(name), std::move(c)});
+  }
+
+  void startAll(std::chrono::nanoseconds interval, std::stop_token stop) {
+    std::mt19937_64 rng(std::random_device{}());
+    std::uniform_real_distribution<double> jitter(1.0, 2.0);
+    for (auto& b : built_) {
+      if (interval.count() <= 0) {
+        start(b, stop);
+        continue;
+      }
+      auto delay = std::chrono::duration_cast<Clock::Duration>(interval * jitter(rng));
+      std::lock_guard l(mu_);
+      timers_.push_back(RealClock::get().scheduleAfter(delay, [this, &b, stop] { start(b, stop); }));
+    }
+  }
+
+  // Pending starts are cancelled; started controllers shut down, the last started first.
+  void shutdownAll() {
+    std::vector<Clock::TimerId> timers;
+    {
+      std::lock_guard l(mu_);
+      timers.swap(timers_);
+      stopping_ = true;
+    }
+    for (auto id : timers) RealClock::get().cancel(id);
+    std::vector<Built*> order;
+    {
+      std::lock_guard l(mu_);
+      order = started_;
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      (*it)->controller->shutdown();
+      KLOG_V(1, "\"Controller terminated\" controller=" + quote((*it)->name));
+    }
+    built_.clear();
+  }
+
+  std::vector<std::string> runningNames() {
+    std::lock_guard l(mu_);
+    std::vector<std::string> names;
+    for (auto* b : started_) names.push_back(b->name);
+    return names;
+  }
+
+ private:
+  struct Built {
+    std::string name;
+    std::unique_ptr<controllers::Controller> controller;
+  };
+  void start(Built& b, std::stop_token stop) {
+    {
+      std::lock_guard l(mu_);
+      if (stopping_ || stop.stop_requested()) return;
+      started_.push_back(&b);
+    }
+    KLOG_V(1, "\"Controller starting...\" controller=" + quote(b.name));
+    b.controller->run(stop);
+    KLOG_INFO("\"Started controller\" controller=" + quote(b.name));
+  }
+
+  std::vector<Built> built_;  // filled before startAll, not resized afterwards
+  std::mutex mu_;
+  std::vector<Clock::TimerId> timers_;
+  std::vector<Built*> started_;
+  bool stopping_ = false;
+};
+
 // Stops what OnStartedLeading started: the informers (their handlers drained), then the controllers in reverse
-// start order. Upstream waits at most --controller-shutdown-timeout for its controllers, then exits regardless:
-// past the deadline the reason is logged and the process exits 0 without waiting further.
-void shutdownWithin(controllers::ControllerContext& ctx, std::chrono::nanoseconds timeout) {
+// start order. Upstream waits at most --controller-shutdown-timeout for its controllers (zero: for ever); past
+// it the command fails ("controller shutdown timeout reached", exit 1) without waiting further.
+void shutdownWithin(controllers::ControllerContext& ctx, RunningControllers& running, std::chrono::nanoseconds timeout) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
   std::thread t([&] {
     ctx.informerFactory->shutdown();
-    while (!ctx.running.empty()) ctx.running.pop_back();
+    running.shutdownAll();
     std::lock_guard l(m);
     done = true;
     cv.notify_all();
   });
   std::unique_lock l(m);
-  if (!cv.wait_for(l, timeout, [&] { return done; })) {
-    KLOG_INFO("\"Controllers did not stop within the shutdown timeout; exiting\" timeout=" +
-              quote(std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + "ms"));
+  auto finished = [&] { return done; };
+  if (timeout.count() == 0) cv.wait(l, finished);
+  if (!cv.wait_for(l, timeout, finished)) {
+    std::string names;
+    for (const auto& n : running.runningNames()) names += (names.empty() ? "" : " ") + n;
+    KLOG_INFO("\"Controller shutdown timeout reached\" timeout=" + quote(options::formatDuration(timeout)) +
+              " runningControllers=[" + names + "]");
+    KLOG_ERROR("\"command failed\" err=\"controller shutdown timeout reached\"");
     std::fflush(stdout);
     std::fflush(stderr);
-    std::_Exit(0);
+    std::_Exit(1);
   }
   l.unlock();
   t.join();
+  KLOG_INFO("\"All controllers terminated\"");
 }
 
 }  // namespace
@@ -157,7 +237,10 @@ void shutdownWithin(controllers::ControllerContext& ctx, std::chrono::nanosecond
 int run(const std::vector<std::string>& args) {
   handleSignals();  // first: before any other thread exists
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // JSON logs go to stdout: a line is out before any _Exit
-  controllers::registerControllerInitFuncs();
+  if (Status s = controllers::registerControllerInitFuncs(); !s.ok()) {
+    std::fprintf(stderr, "Error: %s\n", s.message().c_str());
+    return 1;
+  }
   auto parsed = options::parseCommandLine(args);
   if (!parsed.ok()) {
     const std::string& msg = parsed.status().message();
@@ -288,13 +371,17 @@ int run(const std::vector<std::string>& args) {
       ctx.addDebugHandler = [srv = server.get()](const std::string& path, std::function<std::string()> content) {
         srv->addDebugHandler(path, std::move(content));
       };
+    // The controllers' and informers' clients share one cancellation, requested when leading stops (upstream's
+    // context): requests still queued or retrying end at once instead of holding the shutdown up.
+    client::RestConfig ctlCfg = *restCfg;
+    ctlCfg.cancel = std::make_shared<std::stop_source>();
     if (opts.generic.useServiceAccountCredentials)
-      ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(*restCfg, *rootClient);
+      ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(ctlCfg, *rootClient);
     else
-      ctx.clientBuilder = std::make_unique<controllers::SimpleClientBuilder>(*restCfg);
+      ctx.clientBuilder = std::make_unique<controllers::SimpleClientBuilder>(ctlCfg);
     // Upstream's rootClientBuilder clients: "shared-informers" for the typed factory, "metadata-informers" for
     // metadata informers, each with its own rate limiter (and User-Agent suffix).
-    controllers::SimpleClientBuilder rootBuilder(*restCfg);
+    controllers::SimpleClientBuilder rootBuilder(ctlCfg);
     auto informersClient = rootBuilder.client("shared-informers");
     auto metadataClient = rootBuilder.client("metadata-informers");
     if (!informersClient.ok() || !metadataClient.ok()) {
@@ -322,18 +409,17 @@ int run(const std::vector<std::string>& args) {
                         first = false;
                       });
 
-    const auto interval = opts.generic.controllerStartInterval;
     auto health = std::make_shared<ControllerHealth>();
-    std::vector<informers::InformerBase*> used;  // informers handed out during the current init
+    std::vector<informers::InformerBase*> used;  // informers handed out during the current build
     ctx.informerFactory->setAccessObserver([&used](informers::InformerBase& i) { used.push_back(&i); });
-    std::mt19937_64 rng(std::random_device{}());
-    // StartControllers: serviceaccount-token first (it must issue tokens before other controllers need them).
+    // BuildControllers: serviceaccount-token first (it must issue tokens before other controllers need them).
     std::vector<const controllers::ControllerDescriptor*> order;
     for (const auto& d : controllers::controllerDescriptors())
       if (d.requiresSpecialHandling) order.insert(order.begin(), &d);
       else order.push_back(&d);
+    RunningControllers running;
     for (const auto* d : order) {
-      if (stop.stop_requested()) break;  // then shut down what started
+      if (stop.stop_requested()) break;
       if (!controllers::isControllerEnabled(d->name, controllerList)) {
         KLOG_INFO("\"Warning: controller is disabled\" controller=" + quote(d->name));
         continue;
@@ -343,7 +429,8 @@ int run(const std::vector<std::string>& args) {
                   " requiredFeatureGates=[" + d->requiredFeatureGate + "]");
         continue;
       }
-      if (d->name == "serviceaccount-token-controller" && opts.serviceaccountController.serviceAccountPrivateKeyFile.empty()) {
+      if (d->name == "serviceaccount-token-controller" &&
+          opts.serviceaccountController.serviceAccountPrivateKeyFile.empty()) {
         KLOG_INFO("\"Controller is disabled because there is no private key\" controller=" + quote(d->name));
         continue;
       }
@@ -351,20 +438,19 @@ int run(const std::vector<std::string>& args) {
         KLOG_INFO("\"skipping controller (not implemented)\" controller=" + quote(d->name));
         continue;
       }
-      if (interval.count() > 0) {
-        std::uniform_real_distribution<double> jitter(1.0, 2.0);
-        std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(interval * jitter(rng)));
-      }
       KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
       used.clear();
-      Status st = d->init(ctx);
-      if (st.code() == StatusCode::kCancelled) {  // the init chose not to start it (upstream's started=false)
-        KLOG_INFO("\"Warning: skipping controller\" controller=" + quote(d->name) + " reason=" + quote(st.message()));
+      auto built = d->init(ctx);
+      if (built.status().code() == StatusCode::kCancelled) {  // the init chose not to run it (upstream: nil)
+        KLOG_INFO("\"Warning: skipping controller\" controller=" + quote(d->name) +
+                  " reason=" + quote(built.status().message()));
         continue;
       }
-      if (!st.ok()) {  // upstream StartControllers returns the error and the process exits
-        KLOG_ERROR("\"Error starting controller\" controller=" + quote(d->name) + " err=" + quote(st.message()));
-        KLOG_ERROR("\"error starting controllers\" err=" + quote(st.message()));
+      if (!built.ok()) {  // upstream's BuildControllers fails and so does the process
+        KLOG_ERROR("\"Error initializing a controller\" err=" + quote(built.status().message()) +
+                   " controller=" + quote(d->name));
+        KLOG_ERROR("\"Error building controllers\" err=" + quote(built.status().message()));
+        std::fflush(stdout);
         std::fflush(stderr);
         std::_Exit(1);
       }
@@ -376,21 +462,24 @@ int run(const std::vector<std::string>& args) {
       }
       if (server)
         server->addHealthCheck(d->name, [health, name = d->name] { return controllerHealth(*health, name); });
-      KLOG_INFO("\"Started controller\" controller=" + quote(d->name));
+      running.add(d->name, std::move(built).value());
     }
     ctx.informerFactory->setAccessObserver({});
+    // Informers first, then every controller concurrently, each after its own jittered start interval.
     ctx.informerFactory->start(stop);
     ctx.informersStarted = true;
     {
       std::lock_guard l(health->mu);
       health->informersStartedAt = std::chrono::steady_clock::now();
     }
+    running.startAll(opts.generic.controllerStartInterval, stop);
     while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ctlCfg.cancel->request_stop();
     {
       std::lock_guard l(health->mu);
       health->alive = false;
     }
-    shutdownWithin(ctx, opts.generic.controllerShutdownTimeout);
+    shutdownWithin(ctx, running, opts.generic.controllerShutdownTimeout);
   };
 
   if (!opts.generic.leaderElect) {
@@ -414,9 +503,14 @@ int run(const std::vector<std::string>& args) {
   lc.renewDeadline = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRenewDeadline);
   lc.retryPeriod = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRetryPeriod);
   lc.onStartedLeading = startControllers;
-  lc.onStoppedLeading = [] {
-    if (gStop.stop_requested()) return;
-    KLOG_ERROR("\"leaderelection lost\"");
+  // Upstream exits 1 whenever leading stops, a SIGTERM included, unless ControllerManagerReleaseLeaderElectionLockOnExit
+  // is on: then the controllers stop, the Lease is handed back, and the process exits 0.
+  const bool releaseOnExit = gates.enabled("ControllerManagerReleaseLeaderElectionLockOnExit");
+  lc.releaseOnCancel = releaseOnExit;
+  lc.onStoppedLeading = [releaseOnExit] {
+    KLOG_ERROR("\"leaderelection lost/stopped\"");
+    if (releaseOnExit) return;
+    std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(1);
   };

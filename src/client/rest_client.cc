@@ -410,7 +410,11 @@ void observeRequest(const std::string& host, const std::string& method, int code
 
 Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   const std::string t = target(req);
+  const std::stop_token cancelled = config_.cancel ? config_.cancel->get_token() : std::stop_token();
+  if (!stop.stop_possible()) stop = cancelled;
   for (int attempt = 1;; ++attempt) {
+    if (cancelled.stop_requested())
+      return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t + ": context canceled");
     if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
     Transport::Reply res;
     ++requests_;

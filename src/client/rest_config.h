@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,10 @@ struct RestConfig {
   std::string userAgent;
   std::string contentType = "application/json";
   int timeoutSeconds = 0;  // 0 = no overall limit; individual reads still time out
+  // Shared by the clients built from this config (and its copies): once stop is requested, their requests end
+  // at once with kCancelled, as client-go's requests do when the context they were given is cancelled. The
+  // manager cancels its controllers' clients this way at shutdown. Null: never.
+  std::shared_ptr<std::stop_source> cancel;
   // Where it came from, for error messages ("kubeconfig /etc/kubernetes/controller-manager.conf").
   std::string source;
 };

@@ -35,8 +35,6 @@ struct ControllerContext {
   // same authorization as /metrics; a no-op without serving.
   std::function<void(const std::string& path, std::function<std::string()> content)> addDebugHandler =
       [](const std::string&, std::function<std::string()>) {};
-  // Started controllers: kept alive (and their worker threads joined) for as long as the context lives.
-  std::vector<std::shared_ptr<void>> running;
 };
 
 }  // namespace kcm::controllers

@@ -8,6 +8,7 @@
 #include "api/gen/rbac_v1_json.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
+#include "controllers/controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/garbagecollector/garbagecollector.h"
 #include "controllers/namespace/namespace_controller.h"
@@ -27,20 +28,29 @@
 namespace kcm::controllers {
 namespace {
 
-void setInit(const std::string& name, InitFunc f) {
-  for (auto& d : mutableControllerDescriptors())
-    if (d.name == name) d.init = std::move(f);
+// Names registered that the descriptor table lacks: a typo here must not silently leave a controller out.
+std::vector<std::string>& unknownNames() {
+  static std::vector<std::string> names;
+  return names;
 }
 
-Status startServiceAccountController(ControllerContext& ctx) {
+void setInit(const std::string& name, InitFunc f) {
+  for (auto& d : mutableControllerDescriptors())
+    if (d.name == name) {
+      d.init = std::move(f);
+      return;
+    }
+  unknownNames().push_back(name);
+}
+
+Result<std::unique_ptr<Controller>> startServiceAccountController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("service-account-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<ServiceAccountsController>(
       *c, ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
       ctx.informerFactory->forType<api::core::v1::Namespace>());
-  ctrl->run(1, ctx.stop);  // upstream runs 1 worker, no flag
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  // upstream runs 1 worker, no flag
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(1, stop); });
 }
 
 // --root-ca-file's content, else the kubeconfig's CA (upstream's fallback for both controllers that publish it).
@@ -54,7 +64,7 @@ Result<std::string> rootCA(const ControllerContext& ctx) {
   return ss.str();
 }
 
-Status startRootCACertPublisher(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startRootCACertPublisher(ControllerContext& ctx) {
   auto ca = rootCA(ctx);
   if (!ca.ok()) return ca.status();
   auto c = ctx.clientBuilder->client("root-ca-cert-publisher");
@@ -62,23 +72,20 @@ Status startRootCACertPublisher(ControllerContext& ctx) {
   auto ctrl = std::make_shared<RootCACertPublisher>(*c, *ca,
                                                     ctx.informerFactory->forType<api::core::v1::ConfigMap>(),
                                                     ctx.informerFactory->forType<api::core::v1::Namespace>());
-  ctrl->run(1, ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(1, stop); });
 }
 
-Status startTTLController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("ttl-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<TTLController>(*c, ctx.informerFactory->forType<api::core::v1::Node>());
-  ctrl->run(5, ctx.stop);  // upstream runs 5 workers, no flag
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  // upstream runs 5 workers, no flag
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(5, stop); });
 }
 
 // startNodeIpamController: RangeAllocator only (built-in cloud allocators are gone upstream too); IPv4, IPv6 or
 // dual-stack.
-Status startNodeIpamController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startNodeIpamController(ControllerContext& ctx) {
   const auto& o = *ctx.options;
   if (!o.generic.allocateNodeCidrs)
     return Status(StatusCode::kCancelled, "node-ipam-controller needs --allocate-node-cidrs=true");
@@ -97,36 +104,32 @@ Status startNodeIpamController(ControllerContext& ctx) {
                                       cfg->nodeMaskSizes, cfg->serviceCIDRs);
   if (!alloc.ok()) return alloc.status();
   std::shared_ptr<RangeAllocator> ctrl = std::move(alloc).value();
-  ctrl->run(30, ctx.stop);  // upstream's cidrUpdateWorkers
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  // upstream's cidrUpdateWorkers
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(30, stop); });
 }
 
-Status startPodGCController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startPodGCController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("pod-garbage-collector");
   if (!c.ok()) return c.status();
   const int threshold = ctx.options->podGarbageCollectorController.terminatedPodGcThreshold;
   auto ctrl = std::make_shared<PodGCController>(*c, ctx.informerFactory->forType<api::core::v1::Pod>(),
                                                 ctx.informerFactory->forType<api::core::v1::Node>(),
                                                 threshold);
-  ctrl->run(ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
 }
 
-Status startClusterRoleAggregationController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startClusterRoleAggregationController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("clusterrole-aggregation-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<ClusterRoleAggregationController>(
       *c, ctx.informerFactory->forType<api::rbac::v1::ClusterRole>());
-  ctrl->run(5, ctx.stop);  // upstream runs 5 workers, no flag
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  // upstream runs 5 workers, no flag
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(5, stop); });
 }
 
 // The token controller always uses the root credentials (upstream's rootClientBuilder, "tokens-controller"):
 // it must run before per-controller service-account credentials can work.
-Status startServiceAccountTokenController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startServiceAccountTokenController(ControllerContext& ctx) {
   auto gen = LegacyTokenGenerator::fromPemFile(ctx.options->serviceaccountController.serviceAccountPrivateKeyFile);
   if (!gen.ok()) return gen.status();
   auto ca = rootCA(ctx);
@@ -137,12 +140,11 @@ Status startServiceAccountTokenController(ControllerContext& ctx) {
   auto ctrl = std::make_shared<TokensController>(*c, std::move(gen).value(), *ca,
                                                  ctx.informerFactory->forType<api::core::v1::ServiceAccount>(),
                                                  ctx.informerFactory->forType<api::core::v1::Secret>());
-  ctrl->run(ctx.options->serviceaccountController.concurrentServiceaccountTokenSyncs, ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  const int workers = ctx.options->serviceaccountController.concurrentServiceaccountTokenSyncs;
+  return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
 }
 
-Status startNodeLifecycleController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startNodeLifecycleController(ControllerContext& ctx) {
   const auto& nodeLifecycleController = ctx.options->nodeLifecycleController;
   NodeLifecycleOptions o;
   o.nodeMonitorPeriod = std::chrono::duration_cast<Clock::Duration>(nodeLifecycleController.nodeMonitorPeriod);
@@ -159,25 +161,21 @@ Status startNodeLifecycleController(ControllerContext& ctx) {
       *c, ctx.eventBroadcaster->newRecorder("node-controller"),
       ctx.informerFactory->forType<api::coordination::v1::Lease>(), ctx.informerFactory->forType<api::core::v1::Pod>(),
       ctx.informerFactory->forType<api::core::v1::Node>(), o);
-  ctrl->run(ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
 }
 
-Status startTaintEvictionController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startTaintEvictionController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<TaintEvictionController>(
       *c, ctx.eventBroadcaster->newRecorder("taint-eviction-controller"),
       ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Node>(),
       "taint-eviction-controller", ctx.featureGates->enabled("TaintTolerationComparisonOperators"));
-  ctrl->run(ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
 }
 
 template <class K>
-Status startReplicaSetLike(ControllerContext& ctx, const char* clientName, int workers) {
+Result<std::unique_ptr<Controller>> startReplicaSetLike(ControllerContext& ctx, const char* clientName, int workers) {
   auto c = ctx.clientBuilder->client(clientName);
   if (!c.ok()) return c.status();
   ReplicaSetControllerOptions o;
@@ -186,27 +184,24 @@ Status startReplicaSetLike(ControllerContext& ctx, const char* clientName, int w
   auto ctrl = std::make_shared<ReplicaSetControllerT<K>>(*c, ctx.eventBroadcaster->newRecorder(clientName),
                                                          ctx.informerFactory->forType<typename K::Object>(),
                                                          ctx.informerFactory->forType<api::core::v1::Pod>(), o);
-  ctrl->run(workers, ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
 }
 
 }  // namespace
 
 namespace {
-Status startDeploymentController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startDeploymentController(ControllerContext& ctx) {
   auto c = ctx.clientBuilder->client("deployment-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<DeploymentController>(
       *c, ctx.eventBroadcaster->newRecorder("deployment-controller"),
       ctx.informerFactory->forType<api::apps::v1::Deployment>(), ctx.informerFactory->forType<api::apps::v1::ReplicaSet>(),
       ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas"));
-  ctrl->run(ctx.options->deploymentController.concurrentDeploymentSyncs, ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  const int workers = ctx.options->deploymentController.concurrentDeploymentSyncs;
+  return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
 }
 // The namespace controller deletes a lot at once: its client gets QPS x20 and burst x100, as upstream.
-Status startNamespaceController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startNamespaceController(ControllerContext& ctx) {
   auto cfg = ctx.clientBuilder->config("namespace-controller");
   if (!cfg.ok()) return cfg.status();
   cfg->qps *= 20;
@@ -233,13 +228,12 @@ Status startNamespaceController(ControllerContext& ctx) {
                                                     ctx.informerFactory->forType<api::core::v1::Namespace>(),
                                                     std::chrono::duration_cast<Clock::Duration>(
                                                         namespaceController.namespaceSyncPeriod));
-  ctrl->run(namespaceController.concurrentNamespaceSyncs, ctx.stop);
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  const int workers = namespaceController.concurrentNamespaceSyncs;
+  return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
 }
 
 // The collector's metadata client gets twice the QPS, as upstream.
-Status startGarbageCollectorController(ControllerContext& ctx) {
+Result<std::unique_ptr<Controller>> startGarbageCollectorController(ControllerContext& ctx) {
   const auto& garbageCollectorController = ctx.options->garbageCollectorController;
   if (!garbageCollectorController.enableGarbageCollector)
     return Status(StatusCode::kCancelled, "garbage collector disabled by --enable-garbage-collector=false");
@@ -252,19 +246,18 @@ Status startGarbageCollectorController(ControllerContext& ctx) {
                                                      *ctx.informerFactory,
                                                      ctx.eventBroadcaster->newRecorder("garbage-collector-controller"));
   if (Status s = ctrl->resyncMonitors(); !s.ok()) return s.withContext("failed to discover resources");
-  ctrl->run(garbageCollectorController.concurrentGcSyncs, ctx.stop);
   ctx.addDebugHandler("/debug/controllers/garbagecollector/graph",
                       [weak = std::weak_ptr<gc::GarbageCollector>(ctrl)]() -> std::string {
                         auto gc = weak.lock();
                         return gc ? gc->graphDOT() : "";
                       });
-  ctx.running.push_back(ctrl);
-  return Status::Ok();
+  const int workers = garbageCollectorController.concurrentGcSyncs;
+  return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
 }
 
 }  // namespace
 
-void registerControllerInitFuncs() {
+Status registerControllerInitFuncs() {
   setInit("garbage-collector-controller", startGarbageCollectorController);
   setInit("namespace-controller", startNamespaceController);
   setInit("deployment-controller", startDeploymentController);
@@ -283,6 +276,12 @@ void registerControllerInitFuncs() {
   setInit("ttl-controller", startTTLController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
+  if (!unknownNames().empty()) {
+    std::string names;
+    for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;
+    return Status(StatusCode::kInternal, "init functions registered for controllers not in the descriptor table: " + names);
+  }
+  return Status::Ok();
 }
 
 }  // namespace kcm::controllers

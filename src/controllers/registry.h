@@ -5,6 +5,7 @@
 // (null while not implemented here: it is then logged "skipping controller (not implemented)").
 // It drives --controllers validation, /healthz/<name>, the start order and --help's controller list.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,9 +15,11 @@
 namespace kcm::controllers {
 
 struct ControllerContext;
+class Controller;
 
-// Starts the controller's loops (non-blocking). Returns false with a reason when it chose not to start.
-using InitFunc = std::function<Status(ControllerContext&)>;
+// Builds the controller (upstream's constructor in its descriptor). An error stops the process, as upstream's
+// BuildControllers; Status kCancelled means it chose not to run ("Warning: skipping controller", reason given).
+using InitFunc = std::function<Result<std::unique_ptr<Controller>>(ControllerContext&)>;
 
 struct ControllerDescriptor {
   std::string name;                 // canonical, "replicaset-controller"

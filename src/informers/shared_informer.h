@@ -27,6 +27,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -148,6 +149,33 @@ class InformerBase {
   std::string lastListError_;
 };
 
+// What addEventHandler returns. Destroying it (or reset()) removes the handler: queued notifications for it are
+// dropped and a call of it running now is waited for, so nothing of the handler runs afterwards. Declare a
+// controller's registrations as its last members, so they go before anything its handlers touch. Harmless
+// once the informer itself is gone.
+class [[nodiscard]] Registration {
+ public:
+  Registration() = default;
+  explicit Registration(std::function<void()> remove) : remove_(std::move(remove)) {}
+  Registration(Registration&& o) noexcept : remove_(std::exchange(o.remove_, nullptr)) {}
+  Registration& operator=(Registration&& o) noexcept {
+    if (this != &o) {
+      reset();
+      remove_ = std::exchange(o.remove_, nullptr);
+    }
+    return *this;
+  }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  ~Registration() { reset(); }
+  void reset() {
+    if (auto r = std::exchange(remove_, nullptr)) r();
+  }
+
+ private:
+  std::function<void()> remove_;
+};
+
 template <class T>
 class SharedInformer : public InformerBase {
  public:
@@ -161,6 +189,7 @@ class SharedInformer : public InformerBase {
     transform_ = [](T& o) { o.metadata.managedFields.clear(); };
   }
   ~SharedInformer() override {
+    alive_.reset();  // registrations outliving the informer no longer reach it
     onStop_.reset();
     stopAndDrain();
     std::lock_guard g(listenersMu_);
@@ -182,16 +211,21 @@ class SharedInformer : public InformerBase {
   const Store<T>& store() const { return store_; }
   void setTransform(Transform t) { transform_ = std::move(t); }
 
-  // Registers a handler. When the informer already has objects, they are delivered as adds first.
-  void addEventHandler(EventHandler<T> h, Clock::Duration resync = Clock::Duration::max()) {
+  // Registers a handler. When the informer already has objects, they are delivered as adds first. The handler
+  // stays until the returned Registration is destroyed.
+  Registration addEventHandler(EventHandler<T> h, Clock::Duration resync = Clock::Duration::max()) {
     auto l = std::make_unique<Listener>(std::move(h), resync == Clock::Duration::max() ? opts_.resyncPeriod : resync,
                                         clock_);
+    Listener* raw = l.get();
     {
       std::lock_guard g(listenersMu_);
       for (const auto& o : store_.list()) l->push({Kind::kAdd, nullptr, o, false});
       listeners_.push_back(std::move(l));
     }
     armResync();
+    return Registration([alive = std::weak_ptr<int>(alive_), this, raw] {
+      if (alive.lock()) removeListener(raw);
+    });
   }
 
   bool hasSynced() const override { return synced_.load(); }
@@ -228,7 +262,8 @@ class SharedInformer : public InformerBase {
     Listener(EventHandler<T> h, Clock::Duration resync, Clock& clock)
         : nextResync_(clock.now() + resync), h_(std::make_shared<EventHandler<T>>(std::move(h))), resync_(resync) {}
     void push(Notification n) {
-      strand_.post([h = h_, n = std::move(n)] {
+      strand_.post([h = h_, off = off_, n = std::move(n)] {
+        if (off->load()) return;
         if (n.kind == Kind::kAdd && h->onAdd) h->onAdd(n.newObj);
         if (n.kind == Kind::kUpdate && h->onUpdate) h->onUpdate(n.oldObj, n.newObj);
         if (n.kind == Kind::kDelete && h->onDelete) h->onDelete(n.oldObj, n.finalStateUnknown);
@@ -236,13 +271,32 @@ class SharedInformer : public InformerBase {
     }
     Clock::Duration resync() const { return resync_; }
     void drain() { strand_.drain(); }
+    // Queued notifications are dropped from now on (a removed handler).
+    void turnOff() { off_->store(true); }
     Clock::TimePoint nextResync_;
 
    private:
     std::shared_ptr<EventHandler<T>> h_;
+    std::shared_ptr<std::atomic<bool>> off_ = std::make_shared<std::atomic<bool>>(false);
     Clock::Duration resync_;
     Strand strand_;  // last: drained (waits for a running handler) before the handler goes
   };
+
+  void removeListener(Listener* target) {
+    std::unique_ptr<Listener> gone;
+    {
+      std::lock_guard g(listenersMu_);
+      for (auto it = listeners_.begin(); it != listeners_.end(); ++it)
+        if (it->get() == target) {
+          gone = std::move(*it);
+          listeners_.erase(it);
+          break;
+        }
+    }
+    if (!gone) return;
+    gone->turnOff();
+    gone->drain();  // waits for a call running now; queued ones return at once
+  }
 
   void notify(const Notification& n) {
     std::lock_guard g(listenersMu_);
@@ -519,6 +573,7 @@ class SharedInformer : public InformerBase {
   std::string rv_;
   std::mutex listenersMu_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // what registrations check before reaching us
   std::atomic<uint64_t> lists_{0}, watches_{0};
   // Reflector state: touched only on strand_.
   std::string listRv_ = "0";

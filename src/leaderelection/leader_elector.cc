@@ -1,5 +1,7 @@
 #include "leaderelection/leader_elector.h"
 
+#include "api/support/wall_time.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -47,7 +49,7 @@ bool LeaderElector::healthy(Clock::Duration tolerance) const {
 bool LeaderElector::tryAcquireOrRenew() {
   const int32_t leaseSecs =
       static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(cfg_.leaseDuration).count());
-  auto now = api::MicroTime::now();
+  auto now = api::microTimeNow(clock_);
   auto got = client::get<Lease>(*client_, cfg_.lockNamespace, cfg_.lockName);
   if (!got.ok()) {
     if (got.status().code() != StatusCode::kNotFound) {
@@ -157,8 +159,25 @@ void LeaderElector::run(std::stop_token stop) {
     KLOG_INFO("failed to renew lease " + cfg_.lockNamespace + "/" + cfg_.lockName +
               ": timed out waiting for the condition");
   leading.request_stop();
+  if (cfg_.releaseOnCancel && stop.stop_requested()) {
+    if (work.joinable()) work.join();  // the controllers stop (within their shutdown timeout) before we let go
+    release();
+  }
   if (cfg_.onStoppedLeading) cfg_.onStoppedLeading();
   if (work.joinable()) work.detach();  // a lost leader exits the process; do not wait for controllers
+}
+
+void LeaderElector::release() {
+  auto got = client::get<Lease>(*client_, cfg_.lockNamespace, cfg_.lockName);
+  if (!got.ok() || got->spec.holderIdentity.value_or("") != cfg_.identity) return;
+  Lease lease = std::move(got).value();
+  auto now = api::microTimeNow(clock_);
+  lease.spec.holderIdentity = "";
+  lease.spec.leaseDurationSeconds = 1;
+  lease.spec.acquireTime = now;
+  lease.spec.renewTime = now;
+  if (auto updated = client::update(*client_, lease); !updated.ok())
+    KLOG_ERROR("\"Failed to release lock\" err=\"" + updated.status().message() + "\"");
 }
 
 }  // namespace kcm::leaderelection

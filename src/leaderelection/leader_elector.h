@@ -27,6 +27,9 @@ struct Config {
   Clock::Duration leaseDuration = std::chrono::seconds(15);
   Clock::Duration renewDeadline = std::chrono::seconds(10);
   Clock::Duration retryPeriod = std::chrono::seconds(2);
+  // client-go's ReleaseOnCancel: on stop, wait for onStartedLeading to return, then hand the Lease back (empty
+  // holder, 1 s duration) so a standby takes over at once instead of after leaseDuration.
+  bool releaseOnCancel = false;
   std::function<void(std::stop_token)> onStartedLeading;
   std::function<void()> onStoppedLeading;
   std::function<void(const std::string& identity)> onNewLeader;
@@ -48,6 +51,8 @@ class LeaderElector {
   bool tryAcquireOrRenew();
   // After our own successful write of the Lease: we are the observed holder as of now. Returns true.
   bool recordOwnWrite(const ::kcm::api::MicroTime& now);
+  // Gives the Lease up if we still hold it (releaseOnCancel).
+  void release();
 
   std::shared_ptr<client::RestClient> client_;
   Config cfg_;

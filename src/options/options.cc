@@ -49,6 +49,12 @@ std::string defaultValue(const FlagSpec& f) {
 }
 
 std::string normalize(const std::string& arg) {
+  // pflag reads "-v=2" as shorthand v with value 2 (CLI11 would take "=2"): rewrite it to the long flag.
+  if (arg.size() >= 3 && arg[0] == '-' && arg[1] != '-' && arg[2] == '=') {
+    for (const auto& f : upstreamFlags())
+      if (f.shorthand[0] == arg[1] && f.shorthand[1] == '\0') return std::string("--") + f.name + arg.substr(2);
+    return arg;
+  }
   // pflag's WordSepNormalizeFunc: "_" in a flag name is "-".
   if (arg.rfind("--", 0) != 0) return arg;
   auto eq = arg.find('=');

@@ -76,7 +76,7 @@ TEST_F(Informer, SeesThousandCreatesUpdatesAndDeletesInParallel) {
   h.onAdd = [&](const auto& p) { adds += p->metadata.namespace_ == myNs; };
   h.onUpdate = [&](const auto&, const auto& p) { updates += p->metadata.namespace_ == myNs; };
   h.onDelete = [&](const auto& p, bool) { deletes += p->metadata.namespace_ == myNs; };
-  inf.addEventHandler(h);
+  auto registration = inf.addEventHandler(h);
   std::stop_source stop;
   factory.start(stop.get_token());
   ASSERT_TRUE(factory.waitForCacheSync(stop.get_token()));

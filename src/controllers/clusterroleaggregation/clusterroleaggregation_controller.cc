@@ -20,7 +20,7 @@ ClusterRoleAggregationController::ClusterRoleAggregationController(
   h.onAdd = [this](const auto&) { enqueueAggregated(); };
   h.onUpdate = [this](const auto&, const auto&) { enqueueAggregated(); };
   h.onDelete = [this](const auto&, bool) { enqueueAggregated(); };
-  roles_.addEventHandler(h);
+  registrations_.push_back(roles_.addEventHandler(h));
 }
 
 void ClusterRoleAggregationController::enqueueAggregated() {

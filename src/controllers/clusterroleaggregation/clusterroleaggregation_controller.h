@@ -26,6 +26,7 @@ class ClusterRoleAggregationController {
   std::shared_ptr<client::RestClient> client_;
   informers::SharedInformer<api::rbac::v1::ClusterRole>& roles_;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

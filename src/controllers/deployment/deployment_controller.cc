@@ -22,25 +22,25 @@ DeploymentController::DeploymentController(std::shared_ptr<client::RestClient> c
                                            std::shared_ptr<client::EventRecorder> recorder,
                                            informers::SharedInformer<Deployment>& deployments,
                                            informers::SharedInformer<ReplicaSet>& rss,
-                                           informers::SharedInformer<Pod>& pods, bool terminatingReplicas)
+                                           informers::SharedInformer<Pod>& pods, bool terminatingReplicas,
+                                           Clock& clock)
     : client_(std::move(client)), recorder_(std::move(recorder)), deployments_(deployments), rss_(rss), pods_(pods),
-      terminatingReplicas_(terminatingReplicas),
-      base_("deployment", [this](const std::string& key) { return syncDeployment(key); }, RealClock::get(),
-            kMaxRetries) {
+      terminatingReplicas_(terminatingReplicas), clock_(clock),
+      base_("deployment", [this](const std::string& key) { return syncDeployment(key); }, clock, kMaxRetries) {
   pods_.store().addIndexer(kPodControllerIndex, podControllerIndexKeys);
   informers::EventHandler<Deployment> dh;
   dh.onAdd = [this](const auto& d) { enqueue(*d); };
   dh.onUpdate = [this](const auto&, const auto& d) { enqueue(*d); };
   dh.onDelete = [this](const auto& d, bool) { enqueue(*d); };
-  deployments_.addEventHandler(dh);
+  registrations_.push_back(deployments_.addEventHandler(dh));
   informers::EventHandler<ReplicaSet> rh;
   rh.onAdd = [this](const RSPtr& rs) { addReplicaSet(rs); };
   rh.onUpdate = [this](const RSPtr& o, const RSPtr& c) { updateReplicaSet(o, c); };
   rh.onDelete = [this](const RSPtr& rs, bool) { deleteReplicaSet(*rs); };
-  rss_.addEventHandler(rh);
+  registrations_.push_back(rss_.addEventHandler(rh));
   informers::EventHandler<Pod> ph;
   ph.onDelete = [this](const PodPtr& p, bool) { deletePod(*p); };
-  pods_.addEventHandler(ph);
+  registrations_.push_back(pods_.addEventHandler(ph));
 }
 
 void DeploymentController::run(int workers, std::stop_token stop) {

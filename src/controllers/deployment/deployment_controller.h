@@ -23,6 +23,8 @@
 
 namespace kcm::controllers {
 
+class DeploymentControllerTestPeer;  // unit tests reach the private steps through it
+
 class DeploymentController {
  public:
   using Deployment = api::apps::v1::Deployment;
@@ -31,11 +33,14 @@ class DeploymentController {
 
   DeploymentController(std::shared_ptr<client::RestClient> client, std::shared_ptr<client::EventRecorder> recorder,
                        informers::SharedInformer<Deployment>& deployments, informers::SharedInformer<ReplicaSet>& rss,
-                       informers::SharedInformer<api::core::v1::Pod>& pods, bool terminatingReplicas = true);
+                       informers::SharedInformer<api::core::v1::Pod>& pods, bool terminatingReplicas = true,
+                       Clock& clock = RealClock::get());
   void run(int workers, std::stop_token stop);
   runtime::SyncResult syncDeployment(const std::string& key);
 
  private:
+  friend class DeploymentControllerTestPeer;
+
   // deployment_controller.cc
   Result<std::vector<RSPtr>> getReplicaSetsForDeployment(const Deployment& d);
   std::map<std::string, std::vector<PodPtr>> getPodMapForDeployment(const std::vector<RSPtr>& rss);
@@ -87,10 +92,15 @@ class DeploymentController {
   // recreate.cc
   Status rolloutRecreate(Deployment& d, const std::vector<RSPtr>& rss,
                          const std::map<std::string, std::vector<PodPtr>>& podMap);
+  // Whether pods of the old ReplicaSets may still run (Recreate waits for them): podMap is by ReplicaSet uid.
+  static bool oldPodsRunning(const RSPtr& newRS, const std::vector<RSPtr>& oldRSs,
+                             const std::map<std::string, std::vector<PodPtr>>& podMap);
 
   // progress.cc
   Status syncRolloutStatus(const std::vector<RSPtr>& all, const RSPtr& newRS, Deployment& d);
-  void requeueStuckDeployment(const Deployment& d, const api::apps::v1::DeploymentStatus& newStatus);
+  // When the Deployment is looked at again for a progress check: -1ns never (no deadline, complete or timed out),
+  // 0 now (rate limited), else the time left until the deadline (it is queued a second after that).
+  Clock::Duration requeueStuckDeployment(const Deployment& d, const api::apps::v1::DeploymentStatus& newStatus);
 
   // rollback.cc
   Status rollback(Deployment& d, const std::vector<RSPtr>& rss);
@@ -102,7 +112,9 @@ class DeploymentController {
   informers::SharedInformer<ReplicaSet>& rss_;
   informers::SharedInformer<api::core::v1::Pod>& pods_;
   bool terminatingReplicas_;
+  Clock& clock_;  // wall time of conditions and progress deadlines
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

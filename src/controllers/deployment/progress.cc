@@ -14,17 +14,18 @@ Status DeploymentController::syncRolloutStatus(const std::vector<RSPtr>& all, co
   if (hasProgressDeadline(d) && !complete) {
     const std::string subject = newRS ? "ReplicaSet \"" + newRS->metadata.name + "\"" : "Deployment \"" + d.metadata.name + "\"";
     if (deploymentComplete(d, s)) {
-      setDeploymentCondition(s, newDeploymentCondition("Progressing", "True", kNewRSAvailableReason,
+      setDeploymentCondition(s, newDeploymentCondition(clock_, "Progressing", "True", kNewRSAvailableReason,
                                                        subject + " has successfully progressed."));
     } else if (deploymentProgressing(d, s)) {
-      auto c = newDeploymentCondition("Progressing", "True", kReplicaSetUpdatedReason, subject + " is progressing.");
+      auto c = newDeploymentCondition(clock_, "Progressing", "True", kReplicaSetUpdatedReason,
+                                      subject + " is progressing.");
       if (cur) {
         if (cur->status == "True") c.lastTransitionTime = cur->lastTransitionTime;
         removeDeploymentCondition(s, "Progressing");
       }
       setDeploymentCondition(s, c);
-    } else if (deploymentTimedOut(d, s)) {
-      setDeploymentCondition(s, newDeploymentCondition("Progressing", "False", kTimedOutReason,
+    } else if (deploymentTimedOut(clock_, d, s)) {
+      setDeploymentCondition(s, newDeploymentCondition(clock_, "Progressing", "False", kTimedOutReason,
                                                        subject + " has timed out progressing."));
     }
   }
@@ -50,20 +51,27 @@ Status DeploymentController::syncRolloutStatus(const std::vector<RSPtr>& all, co
 }
 
 // A Deployment whose status no longer changes is looked at again when its progress deadline passes.
-void DeploymentController::requeueStuckDeployment(const Deployment& d, const api::apps::v1::DeploymentStatus& s) {
+Clock::Duration DeploymentController::requeueStuckDeployment(const Deployment& d,
+                                                             const api::apps::v1::DeploymentStatus& s) {
+  const Clock::Duration never{-1};
   const auto* cur = getDeploymentCondition(d.status, "Progressing");
-  if (!hasProgressDeadline(d) || !cur) return;
-  if (deploymentComplete(d, s) || cur->reason == kTimedOutReason) return;
-  const int64_t after = cur->lastUpdateTime.unixSeconds + *d.spec.progressDeadlineSeconds - api::Time::now().unixSeconds;
+  if (!hasProgressDeadline(d) || !cur) return never;
+  if (deploymentComplete(d, s) || cur->reason == kTimedOutReason) return never;
+  // lastUpdateTime + progressDeadlineSeconds - now, at the clock's precision.
+  const auto deadline = std::chrono::system_clock::time_point(
+      std::chrono::seconds(cur->lastUpdateTime.unixSeconds + *d.spec.progressDeadlineSeconds));
+  const auto after = std::chrono::duration_cast<Clock::Duration>(deadline - clock_.wallNow());
   const std::string key = d.metadata.namespace_ + "/" + d.metadata.name;
-  if (after < 1) {
+  if (after < std::chrono::seconds(1)) {
     KLOG_V(4, "\"Queueing up deployment for a progress check now\" deployment=\"" + key + "\"");
     base_.queue().addRateLimited(key);
-    return;
+    return Clock::Duration::zero();
   }
-  KLOG_V(4, "\"Queueing up deployment for a progress check\" deployment=\"" + key + "\" queueAfter=\"" +
-                std::to_string(after + 1) + "s\"");
-  base_.enqueueAfter(key, std::chrono::seconds(after + 1));
+  KLOG_V(4, "\"Queueing up deployment for a progress check\" deployment=\"" + key + "\" queueAfter=" +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(after).count()));
+  // A second more so the check does not land a hair before the deadline.
+  base_.enqueueAfter(key, after + std::chrono::seconds(1));
+  return after;
 }
 
 }  // namespace kcm::controllers

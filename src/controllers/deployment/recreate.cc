@@ -6,18 +6,17 @@ namespace kcm::controllers {
 
 using namespace deploymentutil;
 
-namespace {
-bool oldPodsRunning(const DeploymentController::RSPtr& newRS, const std::vector<DeploymentController::RSPtr>& oldRSs,
-                    const std::map<std::string, std::vector<PodPtr>>& podMap) {
+bool DeploymentController::oldPodsRunning(const RSPtr& newRS, const std::vector<RSPtr>& oldRSs,
+                                          const std::map<std::string, std::vector<PodPtr>>& podMap) {
   if (getActualReplicaCount(oldRSs) > 0) return true;
   for (const auto& [uid, pods] : podMap) {
     if (newRS && newRS->metadata.uid == uid) continue;
+    // Terminal pods do not count; any other phase (Unknown included) may still be running.
     for (const auto& p : pods)
       if (p->status.phase != "Failed" && p->status.phase != "Succeeded") return true;
   }
   return false;
 }
-}  // namespace
 
 Status DeploymentController::rolloutRecreate(Deployment& d, const std::vector<RSPtr>& rss,
                                              const std::map<std::string, std::vector<PodPtr>>& podMap) {

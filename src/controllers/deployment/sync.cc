@@ -40,10 +40,10 @@ Status DeploymentController::checkPausedConditions(Deployment& d) {
   if (cond && cond->reason == kTimedOutReason) return Status::Ok();
   const bool pausedCondExists = cond && cond->reason == kPausedDeployReason;
   if (d.spec.paused && !pausedCondExists) {
-    setDeploymentCondition(d.status, newDeploymentCondition("Progressing", "Unknown", kPausedDeployReason,
+    setDeploymentCondition(d.status, newDeploymentCondition(clock_, "Progressing", "Unknown", kPausedDeployReason,
                                                             "Deployment is paused"));
   } else if (!d.spec.paused && pausedCondExists) {
-    setDeploymentCondition(d.status, newDeploymentCondition("Progressing", "Unknown", kResumedDeployReason,
+    setDeploymentCondition(d.status, newDeploymentCondition(clock_, "Progressing", "Unknown", kResumedDeployReason,
                                                             "Deployment is resumed"));
   } else {
     return Status::Ok();
@@ -79,7 +79,7 @@ Result<DeploymentController::RSPtr> DeploymentController::getNewReplicaSet(Deplo
       rev = it->second;
     bool needsUpdate = setDeploymentRevision(d, rev);
     if (hasProgressDeadline(d) && !getDeploymentCondition(d.status, "Progressing")) {
-      setDeploymentCondition(d.status, newDeploymentCondition("Progressing", "True", kFoundNewRSReason,
+      setDeploymentCondition(d.status, newDeploymentCondition(clock_, "Progressing", "True", kFoundNewRSReason,
                                                               "Found new replica set \"" + copy.metadata.name + "\""));
       needsUpdate = true;
     }
@@ -137,7 +137,8 @@ Result<DeploymentController::RSPtr> DeploymentController::getNewReplicaSet(Deplo
   } else {
     const std::string msg = "Failed to create new replica set \"" + rs.metadata.name + "\": " + r.status().message();
     if (hasProgressDeadline(d)) {
-      setDeploymentCondition(d.status, newDeploymentCondition("Progressing", "False", kFailedRSCreateReason, msg));
+      setDeploymentCondition(d.status,
+                             newDeploymentCondition(clock_, "Progressing", "False", kFailedRSCreateReason, msg));
       (void)updateStatus(d);
     }
     event(d, client::kEventTypeWarning, kFailedRSCreateReason, msg);
@@ -148,8 +149,8 @@ Result<DeploymentController::RSPtr> DeploymentController::getNewReplicaSet(Deplo
           "Scaled up replica set " + created->metadata.name + " from 0 to " + std::to_string(newReplicas));
   bool needsUpdate = setDeploymentRevision(d, newRevision);
   if (!alreadyExists && hasProgressDeadline(d)) {
-    setDeploymentCondition(d.status, newDeploymentCondition("Progressing", "True", kNewReplicaSetReason,
-                                                            "Created new replica set \"" + created->metadata.name + "\""));
+    const std::string msg = "Created new replica set \"" + created->metadata.name + "\"";
+    setDeploymentCondition(d.status, newDeploymentCondition(clock_, "Progressing", "True", kNewReplicaSetReason, msg));
     needsUpdate = true;
   }
   if (needsUpdate)
@@ -253,10 +254,10 @@ api::apps::v1::DeploymentStatus DeploymentController::calculateStatus(const std:
   if (terminatingReplicas_) s.terminatingReplicas = getTerminatingReplicaCount(all);
   s.conditions = d.status.conditions;
   if (available >= replicas(d) - maxUnavailable(d))
-    setDeploymentCondition(s, newDeploymentCondition("Available", "True", kMinimumReplicasAvailable,
+    setDeploymentCondition(s, newDeploymentCondition(clock_, "Available", "True", kMinimumReplicasAvailable,
                                                      "Deployment has minimum availability."));
   else
-    setDeploymentCondition(s, newDeploymentCondition("Available", "False", kMinimumReplicasUnavailable,
+    setDeploymentCondition(s, newDeploymentCondition(clock_, "Available", "False", kMinimumReplicasUnavailable,
                                                      "Deployment does not have minimum availability."));
   return s;
 }

@@ -52,11 +52,13 @@ std::vector<client::APIResourceInfo> deletableResources(const std::vector<client
 GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataClient,
                                    std::shared_ptr<client::DiscoveryClient> discovery,
                                    informers::SharedInformerFactory& factory,
-                                   std::shared_ptr<client::EventRecorder> recorder)
+                                   std::shared_ptr<client::EventRecorder> recorder, Clock& clock)
     : client_(std::move(metadataClient)), discovery_(std::move(discovery)), factory_(factory),
-      recorder_(std::move(recorder)),
-      deleteBase_("garbage_collector_attempt_to_delete", [this](const std::string& uid) { return attemptToDeleteWorker(uid); }),
-      orphanBase_("garbage_collector_attempt_to_orphan", [this](const std::string& uid) { return attemptToOrphanWorker(uid); }),
+      recorder_(std::move(recorder)), clock_(clock),
+      deleteBase_("garbage_collector_attempt_to_delete",
+                  [this](const std::string& key) { return attemptToDeleteWorker(key); }, clock),
+      orphanBase_("garbage_collector_attempt_to_orphan",
+                  [this](const std::string& uid) { return attemptToOrphanWorker(uid); }, clock),
       graph_(std::make_unique<GraphBuilder>(factory_, recorder_, deleteBase_.queue(), orphanBase_.queue(), absent_)) {}
 
 GarbageCollector::~GarbageCollector() { resync_.stop(); }
@@ -74,7 +76,7 @@ void GarbageCollector::run(int workers, std::stop_token stop) {
   // Workers start once every monitor has synced, as upstream; then every 30 s the discovery re-sync gives new
   // resources (a CRD created later) monitors.
   resync_.start(
-      RealClock::get(), kResyncPeriod, stop,
+      clock_, kResyncPeriod, stop,
       [this, workers, stop, first = true]() mutable {
         if (first) {
           first = false;
@@ -101,15 +103,18 @@ Result<std::pair<client::GroupVersionResource, bool>> GarbageCollector::apiResou
     discovery_->invalidate();  // a kind created since the last look (upstream resets its REST mapper)
     r = discovery_->resourceFor(group, version, kind);
   }
+  // No mapping is not the object being absent: an error to retry (upstream restMappingError), never a NotFound.
   if (!r.ok())
-    return Status(r.status().code(), "unable to get REST mapping for " + apiVersion + "/" + kind + ": " +
-                                         r.status().message());
+    return Status(r.status().code() == StatusCode::kNotFound ? StatusCode::kInvalidArgument : r.status().code(),
+                  "unable to get REST mapping for " + apiVersion + "/" + kind + ": " + r.status().message());
   return std::pair{client::GroupVersionResource{group, version, r->resource}, r->namespaced};
 }
 
 Result<PartialObjectMetadata> GarbageCollector::getObject(const ObjectReference& r) {
   auto res = apiResource(r.apiVersion, r.kind);
   if (!res.ok()) return res.status();
+  // A namespaced type without a namespace coordinate: only a cluster-scoped object's reference leads here.
+  if (res->second && r.namespace_.empty()) return kNamespacedOwnerOfClusterScoped;
   client::Request req;
   req.path = client::resourcePath(res->first.group, res->first.version, res->first.resource,
                                   res->second ? r.namespace_ : "", r.name);
@@ -312,24 +317,29 @@ Status GarbageCollector::attemptToDeleteItem(const Node& item) {
   return s;
 }
 
-runtime::SyncResult GarbageCollector::attemptToDeleteWorker(const std::string& uid) {
-  auto n = graph_->node(uid);
+runtime::SyncResult GarbageCollector::attemptToDeleteWorker(const std::string& key) {
+  const auto entry = parseAttemptToDeleteKey(key);
+  auto n = graph_->node(entry.uid);
   if (!n) return runtime::SyncResult::ok();
-  Status s = attemptToDeleteItem(*n);
-  if (s.code() == StatusCode::kCancelled) return runtime::SyncResult::ok();  // virtual delete enqueued
-  if (s.code() == kNamespacedOwnerOfClusterScoped.code() && s.message() == kNamespacedOwnerOfClusterScoped.message()) {
-    for (const auto& o : n->owners)
-      recorder_->event({n->identity.kind, n->identity.apiVersion, "", n->identity.name, n->identity.uid, "", ""},
-                       client::kEventTypeWarning, "OwnerRefInvalidNamespace",
-                       "ownerRef " + ObjectReference{o.apiVersion, o.kind, o.name, o.uid, ""}.toString() +
-                           " does not exist in namespace \"\"");
-    return runtime::SyncResult::ok();
+  if (entry.virtualIdentity) {
+    // Queued as a virtual node. Observed since under other coordinates: this entry is stale (upstream skips a
+    // queued virtual node whose uid the graph now knows as observed). Still virtual: check the queued coordinates.
+    if (!n->virtual_ && n->identity != *entry.virtualIdentity) return runtime::SyncResult::ok();
+    if (n->virtual_) n->identity = *entry.virtualIdentity;
   }
-  if (!s.ok()) return runtime::SyncResult::error(Status(s.code(), "error syncing item " + n->identity.toString() + ": " + s.message()));
+  Status s = attemptToDeleteItem(*n);
+  // A virtual delete event was enqueued, or a cluster-scoped object names a namespaced owner (no retry fixes that).
+  if (s.code() == StatusCode::kCancelled) return runtime::SyncResult::ok();
+  if (s.code() == kNamespacedOwnerOfClusterScoped.code() && s.message() == kNamespacedOwnerOfClusterScoped.message())
+    return runtime::SyncResult::ok();
+  if (!s.ok())
+    return runtime::SyncResult::error(
+        Status(s.code(), "error syncing item " + n->identity.toString() + ": " + s.message()));
   if (n->virtual_) {
-    // Exists in the API but not seen by a monitor yet: look again later.
-    auto again = graph_->node(uid);
-    if (again && again->virtual_) return runtime::SyncResult::after(std::chrono::seconds(1));
+    // Exists in the API but not observed by a monitor (under these coordinates) yet: look again later.
+    auto again = graph_->node(entry.uid);
+    if (!again || again->virtual_ || again->identity != n->identity)
+      return runtime::SyncResult::after(std::chrono::seconds(1));
   }
   return runtime::SyncResult::ok();
 }

@@ -24,7 +24,8 @@ namespace kcm::controllers::gc {
 class GarbageCollector {
  public:
   GarbageCollector(std::shared_ptr<client::RestClient> metadataClient, std::shared_ptr<client::DiscoveryClient> discovery,
-                   informers::SharedInformerFactory& factory, std::shared_ptr<client::EventRecorder> recorder);
+                   informers::SharedInformerFactory& factory, std::shared_ptr<client::EventRecorder> recorder,
+                   Clock& clock = RealClock::get());
   ~GarbageCollector();
   // Monitors for the deletable resources discovery knows now (an error when discovery fails).
   Status resyncMonitors();
@@ -32,7 +33,8 @@ class GarbageCollector {
   std::string graphDOT() const { return graph_->dumpDOT(); }
 
  private:
-  runtime::SyncResult attemptToDeleteWorker(const std::string& uid);
+  friend class GarbageCollectorTestPeer;  // unit tests run the workers' steps one at a time
+  runtime::SyncResult attemptToDeleteWorker(const std::string& key);
   runtime::SyncResult attemptToOrphanWorker(const std::string& uid);
   Status attemptToDeleteItem(const Node& item);
   Status processDeletingDependentsItem(const Node& item);
@@ -59,6 +61,7 @@ class GarbageCollector {
   std::shared_ptr<client::DiscoveryClient> discovery_;
   informers::SharedInformerFactory& factory_;
   std::shared_ptr<client::EventRecorder> recorder_;
+  Clock& clock_;  // the queues' delays and the discovery re-sync period
   AbsentOwnerCache absent_{500};
   runtime::ControllerBase deleteBase_;
   runtime::ControllerBase orphanBase_;

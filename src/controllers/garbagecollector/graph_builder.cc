@@ -18,7 +18,80 @@ ObjectReference ownerCoordinates(const OwnerReference& r, const std::string& ns)
   return {r.apiVersion, r.kind, r.name, r.uid, ns};
 }
 bool beingDeleted(const PartialObjectMetadata& o) { return o.metadata.deletionTimestamp.has_value(); }
+bool matchesCoordinates(const OwnerReference& r, const ObjectReference& o) {
+  return r.uid == o.uid && r.name == o.name && r.kind == o.kind && r.apiVersion == o.apiVersion;
+}
+// upstream referenceLessThan: kind and apiVersion weigh more than namespace, then name, then uid.
+bool referenceLess(const ObjectReference& a, const ObjectReference& b) {
+  return std::tie(a.kind, a.apiVersion, a.namespace_, a.name, a.uid) <
+         std::tie(b.kind, b.apiVersion, b.namespace_, b.name, b.uid);
+}
+constexpr const char* kVirtualKeyPrefix = "virtual|";
 }  // namespace
+
+std::pair<std::vector<Node>, std::vector<Node>> partitionDependents(const std::vector<Node>& dependents,
+                                                                    const ObjectReference& owner) {
+  std::vector<Node> matching, nonmatching;
+  const bool ownerNamespaced = !owner.namespace_.empty();
+  for (const auto& dep : dependents) {
+    bool match = false, mismatch = false;
+    if (ownerNamespaced && owner.namespace_ != dep.identity.namespace_) {
+      mismatch = true;  // a namespaced owner is never in another namespace
+    } else {
+      for (const auto& r : dep.owners) {
+        if (r.uid != owner.uid) continue;
+        if (matchesCoordinates(r, owner)) match = true;
+        else mismatch = true;
+      }
+    }
+    if (match) matching.push_back(dep);
+    if (mismatch) nonmatching.push_back(dep);
+  }
+  return {std::move(matching), std::move(nonmatching)};
+}
+
+std::optional<ObjectReference> getAlternateOwnerIdentity(const std::vector<Node>& dependents,
+                                                         const ObjectReference& verifiedAbsent) {
+  const bool absentClusterScoped = verifiedAbsent.namespace_.empty();
+  std::set<ObjectReference> seen = {verifiedAbsent};
+  std::optional<ObjectReference> first, firstFollowing;
+  for (const auto& dep : dependents) {
+    for (const auto& r : dep.owners) {
+      if (r.uid != verifiedAbsent.uid) continue;
+      // The very identity just verified absent is no alternate.
+      if (matchesCoordinates(r, verifiedAbsent) &&
+          (absentClusterScoped || verifiedAbsent.namespace_ == dep.identity.namespace_))
+        continue;
+      ObjectReference ref = ownerCoordinates(r, dep.identity.namespace_);
+      // The absent identity showed this apiVersion/kind is cluster-scoped: no namespace for it.
+      if (absentClusterScoped && ref.apiVersion == verifiedAbsent.apiVersion && ref.kind == verifiedAbsent.kind)
+        ref.namespace_.clear();
+      if (!seen.insert(ref).second) continue;
+      if (!first || referenceLess(ref, *first)) first = ref;
+      if (referenceLess(verifiedAbsent, ref) && (!firstFollowing || referenceLess(ref, *firstFollowing)))
+        firstFollowing = ref;
+    }
+  }
+  return firstFollowing ? firstFollowing : first;
+}
+
+std::string attemptToDeleteKey(const Node& n) {
+  if (!n.virtual_) return n.identity.uid;
+  // Names, namespaces, kinds, apiVersions and uids cannot contain '|'.
+  const auto& i = n.identity;
+  return kVirtualKeyPrefix + i.apiVersion + "|" + i.kind + "|" + i.namespace_ + "|" + i.name + "|" + i.uid;
+}
+
+AttemptToDeleteEntry parseAttemptToDeleteKey(const std::string& key) {
+  if (key.rfind(kVirtualKeyPrefix, 0) != 0) return {key, std::nullopt};
+  std::vector<std::string> parts;
+  size_t start = std::string(kVirtualKeyPrefix).size();
+  for (size_t bar; (bar = key.find('|', start)) != std::string::npos; start = bar + 1)
+    parts.push_back(key.substr(start, bar - start));
+  parts.push_back(key.substr(start));
+  if (parts.size() != 5) return {key, std::nullopt};
+  return {parts[4], ObjectReference{parts[0], parts[1], parts[3], parts[4], parts[2]}};
+}
 
 void AbsentOwnerCache::add(const ObjectReference& r) {
   std::lock_guard l(mu_);
@@ -68,9 +141,9 @@ int GraphBuilder::syncMonitors(const std::vector<client::APIResourceInfo>& delet
     h.onDelete = [this, apiVersion, kind](const auto& o, bool) {
       enqueue({EventType::kDelete, false, o, nullptr, apiVersion, kind});
     };
-    inf.addEventHandler(h);
+    auto registration = inf.addEventHandler(h);
     std::lock_guard l(monitorsMu_);
-    monitors_.push_back({gvr, kind, &inf});
+    monitors_.push_back({gvr, kind, &inf, std::move(registration)});
     ++added;
   }
   return added;
@@ -84,6 +157,11 @@ bool GraphBuilder::isSynced() const {
 }
 
 void GraphBuilder::enqueue(Event e) {
+  if (manualChanges_) {
+    std::lock_guard l(pendingMu_);
+    pendingChanges_.push_back(std::move(e));
+    return;
+  }
   graphChanges_.post([this, e = std::move(e)] { processGraphChange(e); });
 }
 
@@ -122,8 +200,9 @@ void GraphBuilder::addDependentToOwners(Node& n, const std::vector<OwnerReferenc
       v.virtual_ = true;
       v.dependents.insert(n.identity.uid);
       KLOG_V(5, "\"add virtual item\" identity=\"" + v.identity.toString() + "\"");
+      const std::string key = attemptToDeleteKey(v);
       uidToNode_.emplace(o.uid, std::move(v));
-      attemptToDelete_.add(o.uid);
+      attemptToDelete_.add(key);
       continue;
     }
     Node& owner = it->second;
@@ -163,6 +242,13 @@ void GraphBuilder::insertNode(Node n) {
 void GraphBuilder::removeNode(const Node& n) {
   removeDependentFromOwners(n, n.owners);
   uidToNode_.erase(n.identity.uid);
+}
+
+std::vector<Node> GraphBuilder::dependentsOf(const Node& n) const {
+  std::vector<Node> out;
+  for (const auto& d : n.dependents)
+    if (auto it = uidToNode_.find(d); it != uidToNode_.end()) out.push_back(it->second);
+  return out;
 }
 
 void GraphBuilder::reportInvalidNamespaceOwnerRef(const Node& n, const std::string& invalidOwnerUID) {
@@ -208,18 +294,18 @@ void GraphBuilder::processGraphChange(const Event& e) {
     // A virtual node observed for real: dependents that named it wrongly (e.g. another namespace) are re-checked.
     Node& n = it->second;
     if (observed != n.identity) {
-      for (const auto& depUID : n.dependents) {
-        auto d = uidToNode_.find(depUID);
-        if (d == uidToNode_.end()) continue;
-        bool matches = false;
-        for (const auto& o : d->second.owners)
-          if (o.uid == uid && o.apiVersion == observed.apiVersion && o.kind == observed.kind && o.name == observed.name)
-            matches = observed.namespace_.empty() || d->second.identity.namespace_ == observed.namespace_;
-        if (matches) continue;
-        if (!observed.namespace_.empty() && d->second.identity.namespace_ != observed.namespace_)
-          reportInvalidNamespaceOwnerRef(d->second, uid);
-        attemptToDelete_.add(depUID);
+      // Dependents that disagree with the observed coordinates are re-checked (bad child -> good parent order; the
+      // other order is caught in addDependentToOwners). Still-solid owners make that a no-op.
+      for (const auto& dep : partitionDependents(dependentsOf(n), observed).second) {
+        if (!observed.namespace_.empty() && dep.identity.namespace_ != observed.namespace_) {
+          KLOG_V(2, "\"item references an owner but does not match namespaces\" item=\"" + dep.identity.toString() +
+                        "\" owner=\"" + observed.toString() + "\"");
+          reportInvalidNamespaceOwnerRef(dep, uid);
+        }
+        attemptToDelete_.add(attemptToDeleteKey(dep));
       }
+      KLOG_V(2, "\"replacing virtual item with observed item\" virtual=\"" + n.identity.toString() + "\" observed=\"" +
+                    observed.toString() + "\"");
       n.identity = observed;
     }
     n.virtual_ = false;
@@ -273,25 +359,36 @@ void GraphBuilder::processGraphChange(const Event& e) {
     case EventType::kDelete: {
       if (!found) return;
       Node n = it->second;
-      if (e.virtual_ && n.identity != observed) {
-        // The collector checked coordinates other than the node's: only dependents using them are affected.
-        std::vector<std::string> matching;
-        for (const auto& depUID : n.dependents) {
-          auto d = uidToNode_.find(depUID);
-          if (d == uidToNode_.end()) continue;
-          for (const auto& o : d->second.owners)
-            if (o.uid == uid && o.kind == observed.kind && o.name == observed.name && o.apiVersion == observed.apiVersion)
-              matching.push_back(depUID);
-        }
-        if (!matching.empty()) {
+      if (e.virtual_) {
+        // The collector verified that `observed` does not exist; the node may be known by other coordinates too.
+        auto verifiedAbsent = [&](const std::vector<Node>& matching) {
+          if (matching.empty()) return;
           absent_.add(observed);
-          for (const auto& d : matching) attemptToDelete_.add(d);
+          for (const auto& d : matching) attemptToDelete_.add(attemptToDeleteKey(d));
+        };
+        if (n.virtual_) {
+          auto [matching, nonmatching] = partitionDependents(dependentsOf(n), observed);
+          if (!nonmatching.empty()) {
+            // Some dependents name this uid differently: keep the virtual node, collect those that named it as
+            // verified, and (when the node's own coordinates were the ones verified) try another identity.
+            verifiedAbsent(matching);
+            if (n.identity == observed) {
+              if (auto alt = getAlternateOwnerIdentity(nonmatching, observed)) {
+                it->second.identity = *alt;
+                attemptToDelete_.addRateLimited(attemptToDeleteKey(it->second));
+              }
+            }
+            return;
+          }
+        } else if (n.identity != observed) {
+          // An observed node is not removed on coordinates other than its own: only dependents using them are.
+          verifiedAbsent(partitionDependents(dependentsOf(n), observed).first);
+          return;
         }
-        return;
       }
       removeNode(n);
       if (!n.dependents.empty()) absent_.add(observed);
-      for (const auto& d : n.dependents) attemptToDelete_.add(d);
+      for (const auto& d : n.dependents) attemptToDelete_.add(d);  // dependents are observed nodes: keyed by uid
       for (const auto& o : n.owners) {
         auto on = uidToNode_.find(o.uid);
         // An owner in foreground deletion may be waiting for exactly this dependent.

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -53,6 +54,28 @@ struct Node {
   bool virtual_ = false;  // created from an ownerReference, not (yet) observed
 };
 
+// upstream partitionDependents: the dependents whose reference to owner.uid matches every coordinate of `owner`
+// (apiVersion, kind, name, and namespace when the owner is namespaced), and those with a reference to that uid that
+// does not. A dependent with several references to the uid can be in both.
+std::pair<std::vector<Node>, std::vector<Node>> partitionDependents(const std::vector<Node>& dependents,
+                                                                    const ObjectReference& owner);
+// upstream getAlternateOwnerIdentity: another identity the dependents give the owner uid that `verifiedAbsent`
+// (just verified not to exist) was known by: the first following verifiedAbsent in (kind, apiVersion, namespace,
+// name, uid) order, else the first. A cluster-scoped absent identity keeps alternates of its own apiVersion/kind
+// cluster-scoped. nullopt when there is none.
+std::optional<ObjectReference> getAlternateOwnerIdentity(const std::vector<Node>& dependents,
+                                                         const ObjectReference& verifiedAbsent);
+
+// attemptToDelete queue keys. An observed node is queued by uid; a virtual node by uid and the coordinates it had
+// when queued, so the worker can tell (as upstream does with the queued node) whether it has been observed since
+// under other coordinates, in which case that entry is stale.
+std::string attemptToDeleteKey(const Node& n);
+struct AttemptToDeleteEntry {
+  std::string uid;
+  std::optional<ObjectReference> virtualIdentity;
+};
+AttemptToDeleteEntry parseAttemptToDeleteKey(const std::string& key);
+
 // A bounded LRU set of owners known to be absent (upstream ReferenceCache).
 class AbsentOwnerCache {
  public:
@@ -61,6 +84,7 @@ class AbsentOwnerCache {
   bool has(const ObjectReference& r);
 
  private:
+  friend class GarbageCollectorTestPeer;
   std::mutex mu_;
   size_t max_;
   std::list<ObjectReference> order_;
@@ -71,6 +95,7 @@ struct Monitor {
   client::GroupVersionResource gvr;
   std::string kind;
   informers::SharedInformer<api::meta::v1::PartialObjectMetadata>* informer = nullptr;
+  informers::Registration registration;  // the graph's handler on that informer
 };
 
 class GraphBuilder {
@@ -92,6 +117,7 @@ class GraphBuilder {
   std::string dumpDOT() const;
 
  private:
+  friend class GarbageCollectorTestPeer;  // unit tests feed and inspect graph changes step by step
   enum class EventType { kAdd, kUpdate, kDelete };
   struct Event {
     EventType type;
@@ -108,6 +134,7 @@ class GraphBuilder {
   void processTransitions(const api::meta::v1::PartialObjectMetadata* oldObj,
                           const api::meta::v1::PartialObjectMetadata& obj, const std::string& uid);
   void reportInvalidNamespaceOwnerRef(const Node& n, const std::string& invalidOwnerUID);
+  std::vector<Node> dependentsOf(const Node& n) const;  // with graphMu_ held
 
   informers::SharedInformerFactory& factory_;
   std::shared_ptr<client::EventRecorder> recorder_;
@@ -121,6 +148,11 @@ class GraphBuilder {
 
   mutable std::shared_mutex graphMu_;
   std::unordered_map<std::string, Node> uidToNode_;
+
+  // Unit tests only: when set, graph changes wait in pendingChanges_ (processed by the test) instead of the strand.
+  bool manualChanges_ = false;
+  std::mutex pendingMu_;
+  std::deque<Event> pendingChanges_;
 
   Strand graphChanges_;  // processGraphChanges: one change at a time, in order; last, drained first
 };

@@ -25,7 +25,7 @@ NamespaceController::NamespaceController(std::unique_ptr<NamespacedResourcesDele
   informers::EventHandler<api::core::v1::Namespace> h;
   h.onAdd = [this](const auto& ns) { enqueueNamespace(*ns); };
   h.onUpdate = [this](const auto&, const auto& ns) { enqueueNamespace(*ns); };
-  namespaces_.addEventHandler(h, resyncPeriod);
+  registrations_.push_back(namespaces_.addEventHandler(h, resyncPeriod));
 }
 
 void NamespaceController::enqueueNamespace(const api::core::v1::Namespace& ns) {

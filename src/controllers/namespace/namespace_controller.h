@@ -25,6 +25,7 @@ class NamespaceController {
   std::unique_ptr<NamespacedResourcesDeleter> deleter_;
   informers::SharedInformer<api::core::v1::Namespace>& namespaces_;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

@@ -4,6 +4,7 @@
 
 #include "api/gen/core_v1_json.h"
 #include "api/gen/meta_v1_json.h"
+#include "api/support/wall_time.h"
 #include "base/log.h"
 
 namespace kcm::controllers {
@@ -31,23 +32,24 @@ constexpr ConditionInfo kConditionTypes[] = {
 };
 
 NamespaceCondition condition(const std::string& type, const std::string& status, const std::string& reason,
-                             const std::string& message) {
+                             const std::string& message, api::Time now) {
   NamespaceCondition c;
   c.type = type;
   c.status = status;
   c.reason = reason;
   c.message = message;
-  c.lastTransitionTime = api::Time::now();
+  c.lastTransitionTime = now;
   return c;
 }
 
 // upstream namespaceConditionUpdater: failures found in this pass; every other condition type reads "ok".
 struct ConditionUpdater {
+  api::Time now;  // stamps new conditions and status transitions
   std::vector<NamespaceCondition> next;
   std::vector<std::string> deleteContentErrors;
 
   void discoveryFailed(const Status& s) {
-    next.push_back(condition("NamespaceDeletionDiscoveryFailure", "True", "DiscoveryFailed", s.message()));
+    next.push_back(condition("NamespaceDeletionDiscoveryFailure", "True", "DiscoveryFailed", s.message(), now));
   }
   void contentTotals(const std::map<std::string, int>& gvrRemaining, const std::map<std::string, int>& finalizers) {
     std::vector<std::string> parts;
@@ -58,7 +60,7 @@ struct ConditionUpdater {
       std::string msg;
       for (const auto& p : parts) msg += (msg.empty() ? "" : ", ") + p;
       next.push_back(condition("NamespaceContentRemaining", "True", "SomeResourcesRemain",
-                               "Some resources are remaining: " + msg));
+                               "Some resources are remaining: " + msg, now));
     }
     parts.clear();
     for (const auto& [f, n] : finalizers)
@@ -68,7 +70,7 @@ struct ConditionUpdater {
       std::string msg;
       for (const auto& p : parts) msg += (msg.empty() ? "" : ", ") + p;
       next.push_back(condition("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain",
-                               "Some content in the namespace has finalizers remaining: " + msg));
+                               "Some content in the namespace has finalizers remaining: " + msg, now));
     }
   }
   // Applies to the namespace's status; whether anything changed.
@@ -79,20 +81,21 @@ struct ConditionUpdater {
       for (const auto& e : deleteContentErrors) msg += (msg.empty() ? "" : ", ") + e;
       next.push_back(condition("NamespaceDeletionContentFailure", "True", "ContentDeletionFailed",
                                "Failed to delete all resource types, " + std::to_string(deleteContentErrors.size()) +
-                                   " remaining: " + msg));
+                                   " remaining: " + msg,
+                               now));
     }
     bool changed = false;
     for (const auto& info : kConditionTypes) {
       auto n = std::find_if(next.begin(), next.end(), [&](const auto& c) { return c.type == info.type; });
       NamespaceCondition want =
-          n != next.end() ? *n : condition(info.type, "False", info.okReason, info.okMessage);
+          n != next.end() ? *n : condition(info.type, "False", info.okReason, info.okMessage, now);
       auto old = std::find_if(status.conditions.begin(), status.conditions.end(),
                               [&](const auto& c) { return c.type == info.type; });
       if (old == status.conditions.end()) {
         status.conditions.push_back(want);
         changed = true;
       } else if (old->status != want.status || old->message != want.message || old->reason != want.reason) {
-        if (old->status != want.status) old->lastTransitionTime = api::Time::now();
+        if (old->status != want.status) old->lastTransitionTime = now;
         old->status = want.status;
         old->reason = want.reason;
         old->message = want.message;
@@ -105,6 +108,24 @@ struct ConditionUpdater {
 
 std::string key(const std::string& op, const GroupVersionResource& gvr) { return op + " " + gvr.toString(); }
 
+// schema.GroupVersionResource.String(): "/v1, Resource=pods" for the core group, as upstream's messages print it.
+std::string gvrString(const GroupVersionResource& gvr) {
+  return gvr.group + "/" + gvr.version + ", Resource=" + gvr.resource;
+}
+
+// utilerrors.NewAggregate: one error reads as itself; several as "[a, b]" (repeated messages once). The code is
+// the first error's.
+Status aggregate(const std::vector<Status>& errs) {
+  if (errs.empty()) return Status::Ok();
+  std::vector<std::string> seen;
+  for (const auto& e : errs)
+    if (std::find(seen.begin(), seen.end(), e.message()) == seen.end()) seen.push_back(e.message());
+  if (seen.size() == 1) return Status(errs.front().code(), seen.front());
+  std::string msg;
+  for (const auto& m : seen) msg += (msg.empty() ? "" : ", ") + m;
+  return Status(errs.front().code(), "[" + msg + "]");
+}
+
 bool methodNotSupported(const Status& s) {
   return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument;  // 404 / 405
 }
@@ -112,8 +133,10 @@ bool methodNotSupported(const Status& s) {
 }  // namespace
 
 NamespacedResourcesDeleter::NamespacedResourcesDeleter(std::shared_ptr<client::RestClient> client,
-                                                       DiscoverFunc discover, std::string finalizerToken)
-    : client_(std::move(client)), discover_(std::move(discover)), finalizerToken_(std::move(finalizerToken)) {}
+                                                       DiscoverFunc discover, std::string finalizerToken,
+                                                       Clock& clock)
+    : client_(std::move(client)), discover_(std::move(discover)), finalizerToken_(std::move(finalizerToken)),
+      clock_(clock) {}
 
 bool NamespacedResourcesDeleter::supported(const std::string& op, const GroupVersionResource& gvr) {
   std::lock_guard l(opMu_);
@@ -232,7 +255,7 @@ Result<int64_t> NamespacedResourcesDeleter::estimateGracefulTermination(const Gr
       if (p.spec.terminationGracePeriodSeconds) estimate = std::max(estimate, *p.spec.terminationGracePeriodSeconds);
     }
   }
-  if (api::Time::now().unixSeconds - deletedAt.unixSeconds >= estimate) estimate = 0;
+  if (api::timeNow(clock_).unixSeconds - deletedAt.unixSeconds >= estimate) estimate = 0;
   return estimate;
 }
 
@@ -257,16 +280,16 @@ std::pair<NamespacedResourcesDeleter::GVRDeletion, Status> NamespacedResourcesDe
     return {out, Status::Ok()};
   }
   return {out, Status(StatusCode::kInternal, "unexpected items still remain in namespace: " + ns + " for gvr: " +
-                                                 gvr.toString())};
+                                                 gvrString(gvr))};
 }
 
 NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent(Namespace& ns) {
   const std::string& name = ns.metadata.name;
   const api::Time deletedAt = *ns.metadata.deletionTimestamp;
-  ConditionUpdater cu;
-  Status firstErr;
+  ConditionUpdater cu{api::timeNow(clock_), {}, {}};
+  std::vector<Status> errs;
   auto note = [&](const Status& s) {
-    if (!s.ok() && firstErr.ok()) firstErr = s;
+    if (!s.ok()) errs.push_back(s);
   };
   auto resources = discover_();
   std::vector<GroupVersionResource> gvrs;
@@ -304,7 +327,7 @@ NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent
     account(pods, d);
     if (d.numRemaining > 0) {
       writeConditions();
-      return {firstErr, estimate};
+      return {aggregate(errs), estimate};
     }
   }
   for (const auto& gvr : gvrs) {
@@ -318,7 +341,7 @@ NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent
   }
   cu.contentTotals(gvrRemaining, finalizersRemaining);
   writeConditions();
-  return {firstErr, estimate};
+  return {aggregate(errs), estimate};
 }
 
 }  // namespace kcm::controllers

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/gen/core_v1.h"
+#include "base/clock.h"
 #include "client/discovery.h"
 #include "client/rest_client.h"
 #include "client/typed_client.h"
@@ -27,8 +28,9 @@ class NamespacedResourcesDeleter {
     int64_t remainingEstimateSeconds = 0;  // > 0: content is still going away; look again later
   };
 
+  // `clock` stamps condition transitions and measures how long ago the namespace was deleted.
   NamespacedResourcesDeleter(std::shared_ptr<client::RestClient> client, DiscoverFunc discover,
-                             std::string finalizerToken = "kubernetes");
+                             std::string finalizerToken = "kubernetes", Clock& clock = RealClock::get());
   // Learns which resources cannot list or deletecollection; an error when discovery yields nothing at all.
   Status initOpCache();
   Outcome deleteNamespace(const std::string& name);
@@ -59,6 +61,7 @@ class NamespacedResourcesDeleter {
   std::shared_ptr<client::RestClient> client_;
   DiscoverFunc discover_;
   std::string finalizerToken_;
+  Clock& clock_;
   std::mutex opMu_;
   std::set<std::string> notSupported_;  // "<op> <gvr>"
 };

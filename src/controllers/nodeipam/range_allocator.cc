@@ -36,7 +36,7 @@ RangeAllocator::RangeAllocator(std::shared_ptr<client::RestClient> client,
   h.onAdd = [this](const auto& n) { base_.enqueue(n->metadata.name); };
   h.onUpdate = [this](const auto&, const auto& n) { base_.enqueue(n->metadata.name); };
   h.onDelete = [this](const auto& n, bool) { releaseCIDRs(*n); };
-  nodes_.addEventHandler(h);
+  registrations_.push_back(nodes_.addEventHandler(h));
 }
 
 Status RangeAllocator::occupyCIDRs(const Node& node) {

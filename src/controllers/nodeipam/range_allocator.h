@@ -42,6 +42,7 @@ class RangeAllocator {
   std::mutex mu_;
   std::vector<CidrSet> sets_;  // one per cluster CIDR, in flag order
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

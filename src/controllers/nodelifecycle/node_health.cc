@@ -6,6 +6,7 @@
 
 #include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_json.h"
+#include "api/support/wall_time.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
@@ -127,7 +128,7 @@ void NodeLifecycleController::updateNode(const NodePtr& cached, std::map<std::st
     const bool becameNotReady = r.currentReady->status != "True" && r.observedReady.status == "True";
     if (becameNotReady) recordNodeStatusChange(*recorder_, *node, "NodeNotReady");
     if (becameNotReady || (needsRetry && r.observedReady.status != "True")) {
-      if (Status s = markPodsNotReady(*client_, *recorder_, pods, name); !s.ok()) {
+      if (Status s = markPodsNotReady(*client_, *recorder_, pods, name, clock_); !s.ok()) {
         KLOG_ERROR("\"Unable to mark all pods NotReady on node; queuing for retry\" node=\"" + name + "\" err=\"" +
                    s.message() + "\"");
         std::lock_guard l(retryMu_);
@@ -235,7 +236,7 @@ NodeLifecycleController::HealthResult NodeLifecycleController::tryUpdateNodeHeal
         return res;
       }
     }
-    const api::Time nowWall = api::Time::now();
+    const api::Time nowWall = api::timeNow(clock_);
     for (std::string type : {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"}) {
       NodeCondition* c = nullptr;
       for (auto& x : node.status.conditions)

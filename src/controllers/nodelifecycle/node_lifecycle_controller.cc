@@ -109,7 +109,7 @@ NodeLifecycleController::NodeLifecycleController(std::shared_ptr<client::RestCli
   };
   ph.onAdd = [podUpdated](const auto& p) { podUpdated(nullptr, *p); };
   ph.onUpdate = [podUpdated](const auto& o, const auto& n) { podUpdated(o.get(), *n); };
-  pods_.addEventHandler(ph);
+  registrations_.push_back(pods_.addEventHandler(ph));
 
   KLOG_INFO("\"Controller will reconcile labels\"");
   informers::EventHandler<Node> nh;
@@ -119,7 +119,7 @@ NodeLifecycleController::NodeLifecycleController(std::shared_ptr<client::RestCli
     std::lock_guard l(retryMu_);
     nodesToRetry_.erase(n->metadata.name);
   };
-  nodes_.addEventHandler(nh);
+  registrations_.push_back(nodes_.addEventHandler(nh));
 }
 
 NodeLifecycleController::~NodeLifecycleController() {
@@ -140,7 +140,7 @@ void NodeLifecycleController::run(std::stop_token stop) {
 }
 
 Clock::TimePoint NodeLifecycleController::fromWall(const api::Time& t) const {
-  auto age = std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(t.unixSeconds);
+  auto age = clock_.wallNow() - std::chrono::system_clock::from_time_t(t.unixSeconds);
   return clock_.now() - std::chrono::duration_cast<Clock::Duration>(age);
 }
 
@@ -164,14 +164,14 @@ void NodeLifecycleController::processTaintBaseEviction(const NodePtr& node, cons
   const std::string& name = node->metadata.name;
   if (ready.status == "False") {
     if (taintExists(node->spec.taints, kUnreachableTaint)) {
-      if (!swapNodeControllerTaint(*client_, {kNotReadyTaint}, {kUnreachableTaint}, node))
+      if (!swapNodeControllerTaint(*client_, {kNotReadyTaint}, {kUnreachableTaint}, node, clock_))
         KLOG_ERROR("\"Failed to instantly swap UnreachableTaint to NotReadyTaint. Will try again in the next cycle\"");
     } else if (markNodeForTainting(*node, "False")) {
       KLOG_V(2, "\"Node is NotReady. Adding it to the Taint queue\" node=\"" + name + "\"");
     }
   } else if (ready.status == "Unknown") {
     if (taintExists(node->spec.taints, kNotReadyTaint)) {
-      if (!swapNodeControllerTaint(*client_, {kUnreachableTaint}, {kNotReadyTaint}, node))
+      if (!swapNodeControllerTaint(*client_, {kUnreachableTaint}, {kNotReadyTaint}, node, clock_))
         KLOG_ERROR("\"Failed to instantly swap NotReadyTaint to UnreachableTaint. Will try again in the next cycle\"");
     } else if (markNodeForTainting(*node, "Unknown")) {
       KLOG_V(2, "\"Node is unresponsive. Adding it to the Taint queue\" node=\"" + name + "\"");
@@ -343,7 +343,7 @@ void NodeLifecycleController::doNoExecuteTaintingPass() {
         KLOG_V(4, "\"Node was in a taint queue, but it's ready now. Ignoring taint request\" node=\"" + v.value + "\"");
         return {true, {}};
       }
-      bool ok = swapNodeControllerTaint(*client_, {toAdd}, {opposite}, node);
+      bool ok = swapNodeControllerTaint(*client_, {toAdd}, {opposite}, node, clock_);
       if (ok)
         metrics::Registry::global()
             .counter("node_collector_evictions_total",
@@ -369,7 +369,7 @@ Status NodeLifecycleController::doNoScheduleTaintingPass(const std::string& node
       have.push_back(t);
   auto diff = taintSetDiff(want, have);
   if (diff.toAdd.empty() && diff.toRemove.empty()) return Status::Ok();
-  if (!swapNodeControllerTaint(*client_, diff.toAdd, diff.toRemove, node))
+  if (!swapNodeControllerTaint(*client_, diff.toAdd, diff.toRemove, node, clock_))
     return Status(StatusCode::kInternal, "failed to swap taints of node " + nodeName);
   return Status::Ok();
 }
@@ -403,7 +403,7 @@ runtime::SyncResult NodeLifecycleController::processPod(const std::string& key) 
   if (!nodes_.store().get(nodeName))
     return runtime::SyncResult::error(Status(StatusCode::kNotFound, "Failed to read node " + nodeName));
   if (!h->ready || h->ready->status == "True") return runtime::SyncResult::ok();
-  if (Status s = markPodsNotReady(*client_, *recorder_, {pod}, nodeName); !s.ok())
+  if (Status s = markPodsNotReady(*client_, *recorder_, {pod}, nodeName, clock_); !s.ok())
     return runtime::SyncResult::error(
         Status(s.code(), "Unable to mark pod " + key + " NotReady on node " + nodeName + ": " + s.message()));
   return runtime::SyncResult::ok();

@@ -74,6 +74,7 @@ class NodeLifecycleController {
   Status reconcileNodeLabels(const std::string& nodeName);
 
  private:
+  friend class NodeLifecycleTestPeer;  // unit tests drive tryUpdateNodeHealth/processPod and read zone state
   struct LeaseInfo {
     std::string resourceVersion;
     std::optional<api::MicroTime> renewTime;
@@ -137,6 +138,7 @@ class NodeLifecycleController {
   runtime::ControllerBase nodeUpdates_;  // doNoScheduleTaintingPass + reconcileNodeLabels
   runtime::ControllerBase podUpdates_;   // processPod
   Periodic monitor_, tainter_;  // last: stopped first on destruction
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

@@ -7,6 +7,7 @@
 #include "api/gen/apps_v1_json.h"
 #include "api/gen/core_v1_json.h"
 #include "api/support/labels.h"
+#include "api/support/wall_time.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 
@@ -52,9 +53,11 @@ template <class K>
 ReplicaSetControllerT<K>::ReplicaSetControllerT(std::shared_ptr<client::RestClient> client,
                                                 std::shared_ptr<client::EventRecorder> recorder,
                                                 informers::SharedInformer<Object>& owners,
-                                                informers::SharedInformer<Pod>& pods, ReplicaSetControllerOptions opts)
-    : client_(client), owners_(owners), pods_(pods), opts_(opts), podControl_(client, std::move(recorder)),
-      base_(K::kQueueName, [this](const std::string& key) { return syncReplicaSet(key); }) {
+                                                informers::SharedInformer<Pod>& pods, ReplicaSetControllerOptions opts,
+                                                Clock& clock)
+    : client_(client), clock_(clock), owners_(owners), pods_(pods), opts_(opts),
+      podControl_(client, std::move(recorder)), expectations_(clock),
+      base_(K::kQueueName, [this](const std::string& key) { return syncReplicaSet(key); }, clock) {
   if constexpr (!K::kTerminatingReplicas) {
     opts_.staleConsistency = false;
     opts_.terminatingReplicas = false;
@@ -82,13 +85,13 @@ ReplicaSetControllerT<K>::ReplicaSetControllerT(std::shared_ptr<client::RestClie
     expectations_.deleteExpectations(key(o->metadata));
     base_.enqueue(key(o->metadata));
   };
-  owners_.addEventHandler(oh);
+  registrations_.push_back(owners_.addEventHandler(oh));
 
   informers::EventHandler<Pod> ph;
   ph.onAdd = [this](const PodPtr& p) { addPod(p); };
   ph.onUpdate = [this](const PodPtr& o, const PodPtr& c) { updatePod(o, c); };
   ph.onDelete = [this](const PodPtr& p, bool) { deletePod(*p); };
-  pods_.addEventHandler(ph);
+  registrations_.push_back(pods_.addEventHandler(ph));
 }
 
 template <class K>
@@ -231,7 +234,7 @@ Status ReplicaSetControllerT<K>::manageReplicas(const std::vector<PodPtr>& activ
       if (isPodActive(*p)) ++podsOnNode[p->spec.nodeName];
     std::vector<RankedPod> ranked;
     for (const auto& p : activePods) ranked.push_back({p, podsOnNode[p->spec.nodeName]});
-    if (diff < static_cast<int>(ranked.size())) sortPodsForDeletion(ranked, api::Time::now());
+    if (diff < static_cast<int>(ranked.size())) sortPodsForDeletion(ranked, api::timeNow(clock_));
     ranked.resize(diff);
     std::set<std::string> keys;
     for (const auto& r : ranked) keys.insert(podKey(*r.pod));
@@ -263,7 +266,7 @@ decltype(K::Object::status) ReplicaSetControllerT<K>::calculateStatus(const Obje
   auto s = rs.status;
   int32_t fullyLabeled = 0, ready = 0, available = 0;
   const auto& tmplLabels = K::podTemplate(rs).metadata.labels;
-  const api::Time now = api::Time::now();
+  const api::Time now = api::timeNow(clock_);
   for (const auto& p : active) {
     bool all = true;
     for (const auto& [k, v] : tmplLabels) {
@@ -396,7 +399,7 @@ runtime::SyncResult ReplicaSetControllerT<K>::syncReplicaSet(const std::string& 
   if (!manageErr.ok()) return runtime::SyncResult::error(manageErr);
   const auto& u = **updated;
   if (u.spec.minReadySeconds > 0 && u.status.readyReplicas != u.status.availableReplicas) {
-    auto next = findMinNextPodAvailabilityCheck(active, u.spec.minReadySeconds, api::Time::now());
+    auto next = findMinNextPodAvailabilityCheck(active, u.spec.minReadySeconds, api::timeNow(clock_));
     return runtime::SyncResult::after(next.value_or(std::chrono::seconds(u.spec.minReadySeconds)));
   }
   return runtime::SyncResult::ok();

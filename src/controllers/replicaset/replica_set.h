@@ -13,6 +13,7 @@
 
 #include "api/gen/apps_v1.h"
 #include "api/gen/core_v1.h"
+#include "base/clock.h"
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "controllers/util/controller_utils.h"
@@ -61,11 +62,13 @@ class ReplicaSetControllerT {
 
   ReplicaSetControllerT(std::shared_ptr<client::RestClient> client, std::shared_ptr<client::EventRecorder> recorder,
                         informers::SharedInformer<Object>& owners, informers::SharedInformer<api::core::v1::Pod>& pods,
-                        ReplicaSetControllerOptions opts = {});
+                        ReplicaSetControllerOptions opts = {}, Clock& clock = RealClock::get());
   void run(int workers, std::stop_token stop);
   runtime::SyncResult syncReplicaSet(const std::string& key);
 
  private:
+  friend class ReplicaSetTestPeer;  // unit tests drive the handlers and helpers below directly
+
   Status manageReplicas(const std::vector<PodPtr>& activePods, const Object& rs);
   Result<ObjectPtr> updateStatus(const Object& rs, const decltype(Object::status)& newStatus);
   decltype(Object::status) calculateStatus(const Object& rs, const std::vector<PodPtr>& active,
@@ -80,6 +83,7 @@ class ReplicaSetControllerT {
   static std::string key(const api::meta::v1::ObjectMeta& m) { return m.namespace_ + "/" + m.name; }
 
   std::shared_ptr<client::RestClient> client_;
+  Clock& clock_;  // wall time of status conditions and availability (minReadySeconds)
   informers::SharedInformer<Object>& owners_;
   informers::SharedInformer<api::core::v1::Pod>& pods_;
   ReplicaSetControllerOptions opts_;
@@ -87,6 +91,7 @@ class ReplicaSetControllerT {
   runtime::UIDTrackingControllerExpectations expectations_;
   runtime::ConsistencyStore consistency_;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 using ReplicaSetController = ReplicaSetControllerT<ReplicaSetKind>;

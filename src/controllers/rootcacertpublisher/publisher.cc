@@ -25,13 +25,13 @@ RootCACertPublisher::RootCACertPublisher(std::shared_ptr<client::RestClient> cli
   cmHandler.onDelete = [this](const auto& cm, bool) {
     if (cm->metadata.name == kRootCACertConfigMapName) base_.enqueue(cm->metadata.namespace_);
   };
-  cm_.addEventHandler(cmHandler);
+  registrations_.push_back(cm_.addEventHandler(cmHandler));
   informers::EventHandler<Namespace> nsHandler;
   nsHandler.onAdd = [this](const auto& ns) { base_.enqueue(ns->metadata.name); };
   nsHandler.onUpdate = [this](const auto&, const auto& ns) {
     if (ns->status.phase == "Active") base_.enqueue(ns->metadata.name);
   };
-  ns_.addEventHandler(nsHandler);
+  registrations_.push_back(ns_.addEventHandler(nsHandler));
 }
 
 void RootCACertPublisher::run(int workers, std::stop_token stop) {

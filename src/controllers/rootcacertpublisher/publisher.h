@@ -31,6 +31,7 @@ class RootCACertPublisher {
   informers::SharedInformer<api::core::v1::ConfigMap>& cm_;
   informers::SharedInformer<api::core::v1::Namespace>& ns_;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

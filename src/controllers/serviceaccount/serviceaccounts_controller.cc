@@ -21,11 +21,11 @@ ServiceAccountsController::ServiceAccountsController(std::shared_ptr<client::Res
   informers::EventHandler<ServiceAccount> saHandler;
   // A deleted ServiceAccount may be one we ensure: re-check its namespace.
   saHandler.onDelete = [this](const auto& sa, bool) { base_.enqueue(sa->metadata.namespace_); };
-  sa_.addEventHandler(saHandler);
+  registrations_.push_back(sa_.addEventHandler(saHandler));
   informers::EventHandler<Namespace> nsHandler;
   nsHandler.onAdd = [this](const auto& ns) { base_.enqueue(ns->metadata.name); };
   nsHandler.onUpdate = [this](const auto&, const auto& ns) { base_.enqueue(ns->metadata.name); };
-  ns_.addEventHandler(nsHandler);
+  registrations_.push_back(ns_.addEventHandler(nsHandler));
 }
 
 void ServiceAccountsController::run(int workers, std::stop_token stop) {

@@ -27,6 +27,7 @@ class ServiceAccountsController {
   informers::SharedInformer<api::core::v1::ServiceAccount>& sa_;
   informers::SharedInformer<api::core::v1::Namespace>& ns_;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

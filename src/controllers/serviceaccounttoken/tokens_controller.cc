@@ -114,7 +114,7 @@ TokensController::TokensController(std::shared_ptr<client::RestClient> client,
   sh.onUpdate = [this](const auto&, const auto& s) {
     if (s->type == kTokenType) base_.enqueueObject(*s);
   };
-  secrets_.addEventHandler(sh);
+  registrations_.push_back(secrets_.addEventHandler(sh));
   informers::EventHandler<ServiceAccount> ah;
   // A ServiceAccount going away takes its legacy token Secrets with it.
   ah.onDelete = [this](const auto& sa, bool) {
@@ -124,7 +124,7 @@ TokensController::TokensController(std::shared_ptr<client::RestClient> client,
         base_.enqueueObject(*s);
     }
   };
-  sas_.addEventHandler(ah);
+  registrations_.push_back(sas_.addEventHandler(ah));
 }
 
 void TokensController::run(int workers, std::stop_token stop) {

@@ -43,6 +43,7 @@ class TokensController {
   informers::SharedInformer<api::core::v1::ServiceAccount>& sas_;
   informers::SharedInformer<api::core::v1::Secret>& secrets_;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

@@ -6,6 +6,7 @@
 
 #include "api/gen/core_v1_codec.h"
 #include "api/gen/core_v1_json.h"
+#include "api/support/wall_time.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
@@ -74,7 +75,7 @@ TaintEvictionController::TaintEvictionController(std::shared_ptr<client::RestCli
   ph.onAdd = [podUpdated](const auto& p) { podUpdated(nullptr, p.get()); };
   ph.onUpdate = [podUpdated](const auto& o, const auto& n) { podUpdated(o.get(), n.get()); };
   ph.onDelete = [podUpdated](const auto& p, bool) { podUpdated(p.get(), nullptr); };
-  pods_.addEventHandler(ph);
+  registrations_.push_back(pods_.addEventHandler(ph));
 
   informers::EventHandler<Node> nh;
   auto nodeUpdated = [this](const Node* oldNode, const Node* newNode) {
@@ -85,7 +86,7 @@ TaintEvictionController::TaintEvictionController(std::shared_ptr<client::RestCli
   nh.onAdd = [nodeUpdated](const auto& n) { nodeUpdated(nullptr, n.get()); };
   nh.onUpdate = [nodeUpdated](const auto& o, const auto& n) { nodeUpdated(o.get(), n.get()); };
   nh.onDelete = [nodeUpdated](const auto& n, bool) { nodeUpdated(n.get(), nullptr); };
-  nodes_.addEventHandler(nh);
+  registrations_.push_back(nodes_.addEventHandler(nh));
 }
 
 TaintEvictionController::~TaintEvictionController() {
@@ -273,7 +274,7 @@ Status TaintEvictionController::addConditionAndDeletePod(const std::string& ns, 
   cond.reason = "DeletionByTaintManager";
   cond.message = "Taint manager: deleting due to NoExecute taint";
   cond.observedGeneration = pod->metadata.generation;
-  if (updatePodCondition(status, cond)) {
+  if (updatePodCondition(status, cond, api::timeNow(RealClock::get()))) {
     // Only the changed condition (strategic merge by type), guarded by the pod's UID as upstream's PatchPodStatus.
     api::core::v1::PodCondition* c = nullptr;
     for (auto& x : status.conditions)

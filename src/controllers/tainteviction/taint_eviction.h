@@ -79,6 +79,7 @@ class TaintEvictionController {
   int active_ = 0;
   std::unique_ptr<std::stop_callback<std::function<void()>>> stopCb_;
   Periodic startWhenSynced_;  // last: stopped first
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

@@ -38,7 +38,7 @@ TTLController::TTLController(std::shared_ptr<client::RestClient> client, informe
     if (boundaryStep_ > 0 && nodeCount_ < kBoundaries[boundaryStep_].sizeMin)
       desiredTTLSeconds_ = kBoundaries[--boundaryStep_].ttlSeconds;
   };
-  nodes_.addEventHandler(h);
+  registrations_.push_back(nodes_.addEventHandler(h));
 }
 
 int TTLController::desiredTTLSeconds() const {

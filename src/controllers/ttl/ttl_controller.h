@@ -32,6 +32,7 @@ class TTLController {
   size_t boundaryStep_ = 0;
   int desiredTTLSeconds_ = 0;
   runtime::ControllerBase base_;
+  std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
 }  // namespace kcm::controllers

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <future>
 #include <mutex>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -42,8 +43,9 @@ bool isPodReady(const Pod& p) {
 bool isPodAvailable(const Pod& p, int32_t minReadySeconds, api::Time now) {
   if (!isPodReady(p)) return false;
   const auto* c = podReadyCondition(p);
+  // Available once minReadySeconds have passed since the pod turned Ready (at that instant included).
   return minReadySeconds == 0 ||
-         (!c->lastTransitionTime.isZero() && c->lastTransitionTime.unixSeconds + minReadySeconds < now.unixSeconds);
+         (!c->lastTransitionTime.isZero() && c->lastTransitionTime.unixSeconds + minReadySeconds <= now.unixSeconds);
 }
 
 std::string podKey(const Pod& p) { return p.metadata.namespace_ + "/" + p.metadata.name; }
@@ -110,11 +112,16 @@ int32_t deletionCost(const Pod& p) {
   }
 }
 
-int32_t maxContainerRestarts(const Pod& p) {
-  int32_t m = 0;
-  for (const auto& c : p.status.containerStatuses) m = std::max(m, c.restartCount);
-  for (const auto& c : p.status.initContainerStatuses) m = std::max(m, c.restartCount);
-  return m;
+// The most restarts of a regular container, and of a sidecar (an init container with restartPolicy Always).
+std::pair<int32_t, int32_t> maxContainerRestarts(const Pod& p) {
+  int32_t regular = 0, sidecar = 0;
+  for (const auto& c : p.status.containerStatuses) regular = std::max(regular, c.restartCount);
+  std::set<std::string> sidecars;
+  for (const auto& c : p.spec.initContainers)
+    if (c.restartPolicy.value_or("") == "Always") sidecars.insert(c.name);
+  for (const auto& c : p.status.initContainerStatuses)
+    if (sidecars.count(c.name)) sidecar = std::max(sidecar, c.restartCount);
+  return {regular, sidecar};
 }
 
 // floor(log2(now - t)) in nanoseconds, -1 when not in the past (upstream logarithmicRankDiff's terms).
@@ -153,7 +160,8 @@ bool lessForDeletion(const RankedPod& a, const RankedPod& b, api::Time now) {
                               pa.metadata.uid, pb.metadata.uid, now))
       return *r;
   }
-  if (int32_t xa = maxContainerRestarts(pa), xb = maxContainerRestarts(pb); xa != xb) return xa > xb;
+  // More restarts first: regular containers decide, then sidecars.
+  if (auto xa = maxContainerRestarts(pa), xb = maxContainerRestarts(pb); xa != xb) return xa > xb;
   if (auto r = compareTimes(pa.metadata.creationTimestamp, pb.metadata.creationTimestamp, pa.metadata.uid,
                             pb.metadata.uid, now))
     return *r;

@@ -8,6 +8,7 @@
 
 #include "api/gen/core_v1_codec.h"
 #include "api/gen/core_v1_json.h"
+#include "api/support/wall_time.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 #include "controllers/util/taints.h"
@@ -106,8 +107,8 @@ Status removeTaintOffNode(client::RestClient& c, const std::string& nodeName, st
 }
 
 bool swapNodeControllerTaint(client::RestClient& c, std::vector<Taint> toAdd, const std::vector<Taint>& toRemove,
-                             std::shared_ptr<const Node> node) {
-  const api::Time now = api::Time::now();
+                             std::shared_ptr<const Node> node, const Clock& clock) {
+  const api::Time now = api::timeNow(clock);
   for (auto& t : toAdd) t.timeAdded = now;
   const std::string& name = node->metadata.name;
   if (Status s = addOrUpdateTaintOnNode(c, name, node, toAdd); !s.ok()) {
@@ -127,8 +128,8 @@ const api::core::v1::NodeCondition* getNodeCondition(const api::core::v1::NodeSt
   return nullptr;
 }
 
-bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCondition cond) {
-  cond.lastTransitionTime = api::Time::now();
+bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCondition cond, api::Time now) {
+  cond.lastTransitionTime = now;
   for (auto& old : status.conditions) {
     if (old.type != cond.type) continue;
     if (cond.status == old.status) cond.lastTransitionTime = old.lastTransitionTime;
@@ -142,7 +143,8 @@ bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCond
 }
 
 Status markPodsNotReady(client::RestClient& c, const client::EventRecorder& recorder,
-                        const std::vector<std::shared_ptr<const Pod>>& pods, const std::string& nodeName) {
+                        const std::vector<std::shared_ptr<const Pod>>& pods, const std::string& nodeName,
+                        const Clock& clock) {
   KLOG_V(2, "\"Update ready status of pods on node\" node=\"" + nodeName + "\"");
   Status first;
   for (const auto& p : pods) {
@@ -152,7 +154,7 @@ Status markPodsNotReady(client::RestClient& c, const client::EventRecorder& reco
       Pod pod = *p;
       auto updated = cond;
       updated.status = "False";
-      if (!updatePodCondition(pod.status, updated)) break;
+      if (!updatePodCondition(pod.status, updated, api::timeNow(clock))) break;
       KLOG_V(2, "\"Updating ready status of pod to false\" pod=\"" + pod.metadata.namespace_ + "/" + pod.metadata.name
                                                                 + "\"");
       auto r = client::updateStatus(c, pod);

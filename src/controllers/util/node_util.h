@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/gen/core_v1.h"
+#include "base/clock.h"
 #include "base/status.h"
 #include "client/events.h"
 #include "client/rest_client.h"
@@ -22,22 +23,23 @@ Status addOrUpdateTaintOnNode(client::RestClient& c, const std::string& nodeName
 Status removeTaintOffNode(client::RestClient& c, const std::string& nodeName,
                           std::shared_ptr<const api::core::v1::Node> cached,
                           const std::vector<api::core::v1::Taint>& taints);
-// Adds `toAdd` (timeAdded = now) then removes `toRemove`; false (logged) when either write failed.
+// Adds `toAdd` (timeAdded = the clock's wall time) then removes `toRemove`; false (logged) when either write failed.
 bool swapNodeControllerTaint(client::RestClient& c, std::vector<api::core::v1::Taint> toAdd,
                              const std::vector<api::core::v1::Taint>& toRemove,
-                             std::shared_ptr<const api::core::v1::Node> node);
+                             std::shared_ptr<const api::core::v1::Node> node, const Clock& clock);
 
 // The condition of `type` in a node's status, or null (upstream GetNodeCondition).
 const api::core::v1::NodeCondition* getNodeCondition(const api::core::v1::NodeStatus& s, const std::string& type);
 
-// upstream UpdatePodCondition: sets or adds `cond` (lastTransitionTime now unless the status is unchanged);
+// upstream UpdatePodCondition: sets or adds `cond` (lastTransitionTime `now` unless the status is unchanged);
 // whether anything changed.
-bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCondition cond);
+bool updatePodCondition(api::core::v1::PodStatus& status, api::core::v1::PodCondition cond, api::Time now);
 
 // Sets Ready=False on each pod bound to `nodeName` whose Ready condition is not already False, with a
 // NodeNotReady event; pods that are gone are skipped. The first error is returned after trying them all.
 Status markPodsNotReady(client::RestClient& c, const client::EventRecorder& recorder,
-                        const std::vector<std::shared_ptr<const api::core::v1::Pod>>& pods, const std::string& nodeName);
+                        const std::vector<std::shared_ptr<const api::core::v1::Pod>>& pods, const std::string& nodeName,
+                        const Clock& clock);
 
 // "Node <name> event: <message>" on the Node.
 void recordNodeEvent(const client::EventRecorder& recorder, const std::string& nodeName, const std::string& nodeUID,

@@ -22,7 +22,11 @@ std::string repoRoot() {
   return r ? r : ".";
 }
 
-std::string kcmBinary() { return repoRoot() + "/_output/bin/kube-controller-manager"; }
+// KCM_BINARY: another build of ours (hack/test-asan.sh runs the suite against the sanitizer build).
+std::string kcmBinary() {
+  const char* b = std::getenv("KCM_BINARY");
+  return b && *b ? b : repoRoot() + "/_output/bin/kube-controller-manager";
+}
 
 int freePort() {
   ExecResult r = exec({"python3", "-c", "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"});

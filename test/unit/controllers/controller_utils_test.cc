@@ -66,7 +66,8 @@ TEST(ControllerUtils, PodPredicates) {
   auto p = pod("p", "n", "Running", true, 100, 100);
   EXPECT_TRUE(isPodActive(*p));
   EXPECT_TRUE(isPodAvailable(*p, 0, api::Time::fromUnix(100)));
-  EXPECT_FALSE(isPodAvailable(*p, 10, api::Time::fromUnix(110)));  // strictly after minReadySeconds
+  EXPECT_FALSE(isPodAvailable(*p, 10, api::Time::fromUnix(109)));
+  EXPECT_TRUE(isPodAvailable(*p, 10, api::Time::fromUnix(110)));  // at minReadySeconds already, as upstream
   EXPECT_TRUE(isPodAvailable(*p, 10, api::Time::fromUnix(111)));
   EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 10, api::Time::fromUnix(104)), std::chrono::seconds(6));
   Pod t = *p;

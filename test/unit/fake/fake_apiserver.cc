@@ -292,6 +292,20 @@ std::shared_ptr<client::RestClient> FakeApiServer::client(const std::string& use
   return client::RestClient::createWithTransport(cfg, shared_from_this(), clock_);
 }
 
+namespace {
+// A Namespace also waits for its spec.finalizers (emptied through /finalize), as the apiserver's namespace
+// storage does.
+bool hasFinalizers(const json& obj, const std::string& resource, const std::string& group) {
+  const json& md = obj["metadata"];
+  if (md.contains("finalizers") && md["finalizers"].is_array() && !md["finalizers"].empty()) return true;
+  if (resource == "namespaces" && group.empty() && obj.contains("spec") && obj["spec"].is_object()) {
+    const json& f = obj["spec"].value("finalizers", json::array());
+    return f.is_array() && !f.empty();
+  }
+  return false;
+}
+}  // namespace
+
 json FakeApiServer::stampNewLocked(const Path& p, json obj) {
   auto& md = obj["metadata"];
   if (!md.is_object()) md = json::object();
@@ -726,8 +740,7 @@ Reply FakeApiServer::doUpdate(const Path& p, json body, bool fromPatch) {
   next["metadata"]["resourceVersion"] = std::to_string(++rv_);
   const json& nmd = next["metadata"];
   bool deleting = nmd.contains("deletionTimestamp") && !nmd["deletionTimestamp"].is_null();
-  bool noFinalizers = !nmd.contains("finalizers") || nmd["finalizers"].empty();
-  if (deleting && noFinalizers) {
+  if (deleting && !hasFinalizers(next, p.resource, p.group)) {
     json gone = next;
     coll.erase(it);
     emitLocked("DELETED", p.resourceKey(), gone);
@@ -812,18 +825,21 @@ Reply FakeApiServer::deleteLocked(const Path& p, const json& opts) {
   };
   if (!deleting && policy == "Orphan") addFinalizer("orphan");
   if (!deleting && policy == "Foreground") addFinalizer("foregroundDeletion");
-  if (finalizers.empty()) {
+  json withFinalizers = obj;
+  withFinalizers["metadata"]["finalizers"] = finalizers;
+  if (!hasFinalizers(withFinalizers, p.resource, p.group)) {
     json gone = obj;
     gone["metadata"]["resourceVersion"] = std::to_string(++rv_);
     coll.erase(it);
     emitLocked("DELETED", p.resourceKey(), gone);
     return Reply{200, gone.dump()};
   }
-  if (deleting && md["finalizers"] == finalizers) return Reply{200, obj.dump()};
-  md["finalizers"] = finalizers;
+  if (deleting && md.value("finalizers", json::array()) == finalizers) return Reply{200, obj.dump()};
+  if (!finalizers.empty()) md["finalizers"] = finalizers;
   if (!deleting) {
     md["deletionTimestamp"] = api::timeNow(clock_).rfc3339();
     md["deletionGracePeriodSeconds"] = 0;
+    if (p.resource == "namespaces" && p.group.empty()) obj["status"]["phase"] = "Terminating";
   }
   md["resourceVersion"] = std::to_string(++rv_);
   emitLocked("MODIFIED", p.resourceKey(), obj);

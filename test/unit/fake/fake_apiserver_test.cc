@@ -166,6 +166,25 @@ TEST(FakeApiServer, DeleteHonoursPreconditionsFinalizersAndPropagation) {
   EXPECT_EQ(client::remove<Pod>(*c, "ns", "p").code(), StatusCode::kNotFound);
 }
 
+TEST(FakeApiServer, NamespaceDeletionWaitsForItsSpecFinalizers) {
+  auto s = std::make_shared<FakeApiServer>();
+  api::core::v1::Namespace ns;
+  ns.metadata.name = "doomed";
+  ns.spec.finalizers = {"kubernetes"};
+  s->add(ns);
+  auto c = s->client();
+  ASSERT_TRUE(client::remove<api::core::v1::Namespace>(*c, "", "doomed").ok());
+  auto got = s->get<api::core::v1::Namespace>("", "doomed");
+  ASSERT_TRUE(got);
+  EXPECT_TRUE(got->metadata.deletionTimestamp.has_value());
+  EXPECT_EQ(got->status.phase, "Terminating");
+  got->spec.finalizers.clear();
+  auto fin = client::sendObject(*c, "PUT", client::pathFor<api::core::v1::Namespace>("", "doomed", "finalize"), *got,
+                                {});
+  ASSERT_TRUE(fin.ok()) << fin.status().toString();
+  EXPECT_FALSE(s->get<api::core::v1::Namespace>("", "doomed"));
+}
+
 TEST(FakeApiServer, ReactorsAnswerFirstAndActionsAreRecorded) {
   auto s = std::make_shared<FakeApiServer>();
   int calls = 0;
@@ -194,7 +213,7 @@ TEST(FakeApiServer, InformerListsAndWatchesThroughIt) {
   h.onAdd = [&](const auto&) { ++adds; };
   h.onUpdate = [&](const auto&, const auto&) { ++updates; };
   h.onDelete = [&](const auto&, bool) { ++deletes; };
-  inf.addEventHandler(h);
+  auto registration = inf.addEventHandler(h);
   std::stop_source stop;
   f.start(stop.get_token());
   ASSERT_TRUE(eventually([&] { return inf.hasSynced() && adds == 1; }));
@@ -210,6 +229,39 @@ TEST(FakeApiServer, InformerListsAndWatchesThroughIt) {
   s->closeWatches();
   ASSERT_TRUE(client::create(*c, "ns", pod("ns", "third")).ok());
   ASSERT_TRUE(eventually([&] { return adds == 3 && inf.store().size() == 2; }));
+  stop.request_stop();
+  f.shutdown();
+}
+
+// A handler's Registration: once reset, a call running now has finished and no later event reaches it.
+TEST(FakeApiServer, InformerRegistrationRemovesItsHandlerAndWaitsForARunningCall) {
+  auto s = std::make_shared<FakeApiServer>();
+  informers::SharedInformerFactory f(s->client(), 0s);
+  auto& inf = f.forType<Pod>();
+  std::atomic<int> calls{0};
+  std::atomic<bool> inHandler{false};
+  informers::EventHandler<Pod> h;
+  h.onAdd = [&](const auto&) {
+    if (++calls == 2) {
+      inHandler = true;
+      std::this_thread::sleep_for(200ms);
+      inHandler = false;
+    }
+  };
+  auto registration = inf.addEventHandler(h);
+  std::stop_source stop;
+  f.start(stop.get_token());
+  auto c = s->client();
+  ASSERT_TRUE(client::create(*c, "ns", pod("ns", "one")).ok());
+  ASSERT_TRUE(eventually([&] { return calls == 1; }));
+  ASSERT_TRUE(client::create(*c, "ns", pod("ns", "two")).ok());
+  ASSERT_TRUE(eventually([&] { return inHandler.load(); }));
+  registration.reset();
+  EXPECT_FALSE(inHandler.load());  // reset waited for the running call
+  ASSERT_TRUE(client::create(*c, "ns", pod("ns", "three")).ok());
+  ASSERT_TRUE(eventually([&] { return inf.store().size() == 3; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(calls.load(), 2);
   stop.request_stop();
   f.shutdown();
 }

@@ -134,7 +134,7 @@ TEST(SharedInformer, RelistsOnGoneAndDeliversTombstonesForVanishedObjects) {
   o.clock = &clock;
   SharedInformer<ConfigMap> inf(s.lw(), o);
   Recorder r;
-  inf.addEventHandler(r.handler());
+  auto registration = inf.addEventHandler(r.handler());
   std::jthread t([&](std::stop_token st) { inf.run(st); });
   ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 6; }, &clock));
   t.request_stop();
@@ -177,7 +177,7 @@ TEST(SharedInformer, BookmarksAdvanceTheResourceVersion) {
   o.clock = &clock;
   SharedInformer<ConfigMap> inf(s.lw(), o);
   Recorder r;
-  inf.addEventHandler(r.handler());
+  auto registration = inf.addEventHandler(r.handler());
   std::jthread t([&](std::stop_token st) { inf.run(st); });
   ASSERT_TRUE(eventually([&] {
     std::lock_guard g(s.mu);
@@ -222,7 +222,7 @@ TEST(SharedInformer, LateHandlerGetsExistingObjectsAsAdds) {
   std::jthread t([&](std::stop_token st) { inf.run(st); });
   ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }, &clock));
   Recorder r;
-  inf.addEventHandler(r.handler());
+  auto registration = inf.addEventHandler(r.handler());
   ASSERT_TRUE(eventually([&] { return r.snapshot().size() == 2; }, &clock));
   t.request_stop();
 }

@@ -62,6 +62,12 @@ TEST(TypedOptions, ParsedValuesLandInTypedFields) {
   EXPECT_EQ(o.secureServing.tlsSniCertKey, (std::vector<std::string>{"a.crt,a.key:x.com", "b.crt,b.key"}));
 }
 
+TEST(TypedOptions, ShorthandWithEqualsAsPflagReadsIt) {
+  EXPECT_EQ(parse({"-v=4"}).logs.v, 4);
+  EXPECT_EQ(parse({"-v", "3"}).logs.v, 3);
+  EXPECT_EQ(parse({"--v=5"}).logs.v, 5);
+}
+
 TEST(TypedOptions, RemovedFlagFeedsItsSuccessor) {
   auto o = parse({"--experimental-cluster-signing-duration=876000h", "--port=0"});
   EXPECT_EQ(o.certificatesigningrequestSigningController.clusterSigningDuration, 876000h);

@@ -1,6 +1,8 @@
 #include "controllers/deployment/util/deployment_util.h"
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <climits>
 #include <cmath>
 
@@ -8,6 +10,7 @@
 #include "api/gen/apps_v1_json.h"
 #include "api/gen/core_v1_codec.h"
 #include "api/gen/core_v1_json.h"
+#include "api/support/wall_time.h"
 
 namespace kcm::controllers::deploymentutil {
 
@@ -20,8 +23,9 @@ bool skipCopyAnnotation(const std::string& k) {
          k == kDeprecatedRollbackTo;
 }
 
+// strconv.ParseInt: an optional sign and digits only (no surrounding space).
 std::optional<int64_t> parseInt(const std::string& s) {
-  if (s.empty()) return std::nullopt;
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
   try {
     size_t pos = 0;
     long long v = std::stoll(s, &pos);
@@ -50,14 +54,14 @@ bool lessByCreation(const RSPtr& a, const RSPtr& b) {
 int32_t replicas(const Deployment& d) { return d.spec.replicas.value_or(1); }
 int32_t replicas(const ReplicaSet& rs) { return rs.spec.replicas.value_or(1); }
 
-DeploymentCondition newDeploymentCondition(const std::string& type, const std::string& status,
+DeploymentCondition newDeploymentCondition(const Clock& clock, const std::string& type, const std::string& status,
                                            const std::string& reason, const std::string& message) {
   DeploymentCondition c;
   c.type = type;
   c.status = status;
   c.reason = reason;
   c.message = message;
-  c.lastUpdateTime = api::Time::now();
+  c.lastUpdateTime = api::timeNow(clock);
   c.lastTransitionTime = c.lastUpdateTime;
   return c;
 }
@@ -229,28 +233,39 @@ std::optional<int64_t> getRollbackTo(const Deployment& d) {
 
 bool isRollingUpdate(const Deployment& d) { return d.spec.strategy.type == "RollingUpdate"; }
 
-std::pair<int32_t, int32_t> resolveFenceposts(const std::optional<api::IntOrString>& surge,
-                                              const std::optional<api::IntOrString>& unavailable, int32_t desired) {
-  int s = api::getScaledValueFromIntOrPercent(surge.value_or(api::IntOrString::fromInt(0)), desired, true).value_or(0);
-  int u = api::getScaledValueFromIntOrPercent(unavailable.value_or(api::IntOrString::fromInt(0)), desired, false)
-              .value_or(0);
-  if (s == 0 && u == 0) u = 1;
-  return {s, u};
+std::optional<std::pair<int32_t, int32_t>> resolveFenceposts(const std::optional<api::IntOrString>& surge,
+                                                             const std::optional<api::IntOrString>& unavailable,
+                                                             int32_t desired) {
+  auto s = api::getScaledValueFromIntOrPercent(surge.value_or(api::IntOrString::fromInt(0)), desired, true);
+  if (!s) return std::nullopt;
+  auto u = api::getScaledValueFromIntOrPercent(unavailable.value_or(api::IntOrString::fromInt(0)), desired, false);
+  if (!u) return std::nullopt;
+  if (*s == 0 && *u == 0) *u = 1;
+  return std::pair<int32_t, int32_t>{*s, *u};
 }
+
+namespace {
+// The resolved fenceposts of a RollingUpdate Deployment; (0, 0) when malformed (validation rejects those).
+std::pair<int32_t, int32_t> fenceposts(const Deployment& d) {
+  const auto* ru = d.spec.strategy.rollingUpdate ? &*d.spec.strategy.rollingUpdate : nullptr;
+  return resolveFenceposts(ru ? ru->maxSurge : std::nullopt, ru ? ru->maxUnavailable : std::nullopt, replicas(d))
+      .value_or(std::pair<int32_t, int32_t>{0, 0});
+}
+}  // namespace
 
 int32_t maxSurge(const Deployment& d) {
   if (!isRollingUpdate(d)) return 0;
-  const auto* ru = d.spec.strategy.rollingUpdate ? &*d.spec.strategy.rollingUpdate : nullptr;
-  return resolveFenceposts(ru ? ru->maxSurge : std::nullopt, ru ? ru->maxUnavailable : std::nullopt, replicas(d))
-      .first;
+  return fenceposts(d).first;
 }
 
 int32_t maxUnavailable(const Deployment& d) {
   if (!isRollingUpdate(d) || replicas(d) == 0) return 0;
-  const auto* ru = d.spec.strategy.rollingUpdate ? &*d.spec.strategy.rollingUpdate : nullptr;
-  int32_t u =
-      resolveFenceposts(ru ? ru->maxSurge : std::nullopt, ru ? ru->maxUnavailable : std::nullopt, replicas(d)).second;
-  return std::min(u, replicas(d));
+  return std::min(fenceposts(d).second, replicas(d));
+}
+
+int32_t minAvailable(const Deployment& d) {
+  if (!isRollingUpdate(d)) return 0;
+  return replicas(d) - maxUnavailable(d);
 }
 
 int32_t newRSNewReplicas(const Deployment& d, const std::vector<RSPtr>& allRSs, const ReplicaSet& newRS) {
@@ -273,22 +288,19 @@ bool isSaturated(const Deployment& d, const RSPtr& rs) {
 
 int32_t getReplicaSetProportion(const ReplicaSet& rs, const Deployment& d, int32_t toAdd, int32_t added) {
   if (replicas(rs) == 0 || toAdd == 0 || toAdd == added) return 0;
-  int32_t fraction;
-  if (replicas(d) == 0) {
-    fraction = -replicas(rs);
-  } else {
-    int32_t maxReplicas = replicas(d) + maxSurge(d);
-    int32_t before = nonNegativeInt32Annotation(rs, kMaxReplicasAnnotation).value_or(0);
-    if (before == 0) before = d.status.replicas;
-    if (before == 0) {
-      fraction = 0;
-    } else {
-      double size = static_cast<double>(replicas(rs) * maxReplicas) / before;
-      fraction = static_cast<int32_t>(std::lround(size)) - replicas(rs);
-    }
-  }
-  int32_t allowed = toAdd - added;
+  const int32_t fraction = getReplicaSetFraction(rs, d);
+  const int32_t allowed = toAdd - added;
   return toAdd > 0 ? std::min(fraction, allowed) : std::max(fraction, allowed);
+}
+
+int32_t getReplicaSetFraction(const ReplicaSet& rs, const Deployment& d) {
+  if (replicas(d) == 0) return -replicas(rs);
+  const int32_t maxReplicas = replicas(d) + maxSurge(d);
+  int32_t before = nonNegativeInt32Annotation(rs, kMaxReplicasAnnotation).value_or(0);
+  if (before == 0) before = d.status.replicas;  // annotation missing, malformed or 0
+  if (before == 0) return 0;
+  const double size = static_cast<double>(replicas(rs) * maxReplicas) / before;
+  return static_cast<int32_t>(std::lround(size)) - replicas(rs);
 }
 
 int32_t getReplicaCount(const std::vector<RSPtr>& rss) {
@@ -351,12 +363,15 @@ bool deploymentProgressing(const Deployment& d, const DeploymentStatus& s) {
          s.readyReplicas > o.readyReplicas || s.availableReplicas > o.availableReplicas;
 }
 
-bool deploymentTimedOut(const Deployment& d, const DeploymentStatus& s) {
+bool deploymentTimedOut(const Clock& clock, const Deployment& d, const DeploymentStatus& s) {
   if (!hasProgressDeadline(d)) return false;
   const auto* c = getDeploymentCondition(s, "Progressing");
   if (!c || c->reason == kNewRSAvailableReason) return false;
   if (c->reason == kTimedOutReason) return true;
-  return c->lastUpdateTime.unixSeconds + *d.spec.progressDeadlineSeconds < api::Time::now().unixSeconds;
+  // Compared at the clock's full precision, as upstream's Time.Before(now).
+  const auto deadline = std::chrono::system_clock::time_point(
+      std::chrono::seconds(c->lastUpdateTime.unixSeconds + *d.spec.progressDeadlineSeconds));
+  return deadline < clock.wallNow();
 }
 
 bool equalIgnoreHash(const PodTemplateSpec& a, const PodTemplateSpec& b) {
@@ -435,8 +450,10 @@ std::string computeHash(const PodTemplateSpec& t, std::optional<int32_t> collisi
 }
 
 std::string generateReplicaSetName(const std::string& deploymentName, const std::string& hash) {
-  const size_t maxLen = 253 - 1 - hash.size();
-  if (deploymentName.size() > maxLen) return deploymentName.substr(0, maxLen) + "-" + hash;
+  // DNS-1123 subdomain limit; a hash too long to leave room for any of the name truncates nothing.
+  const int64_t maxLen = 253 - 1 - static_cast<int64_t>(hash.size());
+  if (maxLen > 0 && static_cast<int64_t>(deploymentName.size()) > maxLen)
+    return deploymentName.substr(0, static_cast<size_t>(maxLen)) + "-" + hash;
   return deploymentName + "-" + hash;
 }
 

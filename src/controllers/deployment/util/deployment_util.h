@@ -10,6 +10,7 @@
 
 #include "api/gen/apps_v1.h"
 #include "api/gen/core_v1.h"
+#include "base/clock.h"
 
 namespace kcm::controllers::deploymentutil {
 
@@ -44,7 +45,8 @@ int32_t replicas(const Deployment& d);  // spec.replicas (defaulted to 1)
 int32_t replicas(const ReplicaSet& rs);
 
 // --- conditions ---
-DeploymentCondition newDeploymentCondition(const std::string& type, const std::string& status,
+// Stamps lastUpdateTime and lastTransitionTime with the clock's wall time.
+DeploymentCondition newDeploymentCondition(const Clock& clock, const std::string& type, const std::string& status,
                                            const std::string& reason, const std::string& message);
 const DeploymentCondition* getDeploymentCondition(const DeploymentStatus& s, const std::string& type);
 void setDeploymentCondition(DeploymentStatus& s, DeploymentCondition c);
@@ -69,13 +71,18 @@ std::optional<int64_t> getRollbackTo(const Deployment& d);
 
 // --- rolling update arithmetic ---
 bool isRollingUpdate(const Deployment& d);
-std::pair<int32_t, int32_t> resolveFenceposts(const std::optional<api::IntOrString>& maxSurge,
-                                              const std::optional<api::IntOrString>& maxUnavailable, int32_t desired);
+// (surge, unavailable); nullopt when either value is malformed (upstream's error; both then count as 0).
+std::optional<std::pair<int32_t, int32_t>> resolveFenceposts(const std::optional<api::IntOrString>& maxSurge,
+                                                             const std::optional<api::IntOrString>& maxUnavailable,
+                                                             int32_t desired);
 int32_t maxSurge(const Deployment& d);
 int32_t maxUnavailable(const Deployment& d);
+int32_t minAvailable(const Deployment& d);  // 0 unless RollingUpdate
 int32_t newRSNewReplicas(const Deployment& d, const std::vector<RSPtr>& allRSs, const ReplicaSet& newRS);
 bool isSaturated(const Deployment& d, const RSPtr& rs);
 int32_t getReplicaSetProportion(const ReplicaSet& rs, const Deployment& d, int32_t toAdd, int32_t added);
+// How many replicas rs should gain (or lose, negative) when the Deployment's size changed, before capping.
+int32_t getReplicaSetFraction(const ReplicaSet& rs, const Deployment& d);
 
 // --- counting (null entries skipped) ---
 int32_t getReplicaCount(const std::vector<RSPtr>& rss);  // spec.replicas
@@ -90,7 +97,7 @@ bool hasProgressDeadline(const Deployment& d);
 bool hasRevisionHistoryLimit(const Deployment& d);
 bool deploymentComplete(const Deployment& d, const DeploymentStatus& s);
 bool deploymentProgressing(const Deployment& d, const DeploymentStatus& s);
-bool deploymentTimedOut(const Deployment& d, const DeploymentStatus& s);
+bool deploymentTimedOut(const Clock& clock, const Deployment& d, const DeploymentStatus& s);
 
 // --- finding ReplicaSets ---
 bool equalIgnoreHash(const api::core::v1::PodTemplateSpec& a, const api::core::v1::PodTemplateSpec& b);
