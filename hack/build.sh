@@ -6,7 +6,7 @@
 # --sanitize=address (ASan+UBSan) or --sanitize=thread (TSan): built in _output/build-<kind>, binaries linked
 # into _output/bin-<kind>.
 sanitize=""
-if [ "${1:-}" != "${1#--sanitize=}" ]; then
+if [[ "${1:-}" == --sanitize=* ]]; then
   sanitize="${1#--sanitize=}"
   shift
 fi

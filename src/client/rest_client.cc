@@ -463,78 +463,33 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   }
 }
 
+// The blocking form is the I/O loop's stream, waited for: one transport for every watch.
 Status RestClient::stream(const Request& req, const std::function<bool(std::string_view line)>& onLine,
                           std::stop_token stop) {
-  const std::string t = target(req);
-  if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
-  if (transport_) {  // the async stream, waited for
-    std::mutex m;
-    std::condition_variable cv;
-    std::optional<StreamEnd> end;
-    ++requests_;
-    auto h = transport_->openStream(req, t, onLine, [&](StreamEnd e) {
-      std::lock_guard l(m);
-      end = std::move(e);
+  std::mutex m;
+  std::condition_variable cv;
+  std::optional<Status> end;
+  auto handle = streamAsync(
+      req, [&onLine](std::string_view line) { return onLine(line); },
+      [&](Status s) {
+        std::lock_guard l(m);
+        end = std::move(s);
+        cv.notify_all();
+      },
+      stop);
+  if (!handle.ok()) return handle.status();
+  {
+    std::unique_lock l(m);
+    std::stop_callback cb(stop, [&] {
+      std::lock_guard l2(m);
       cv.notify_all();
     });
-    {
-      std::unique_lock l(m);
-      std::stop_callback cb(stop, [&] {
-        std::lock_guard l2(m);
-        cv.notify_all();
-      });
-      cv.wait(l, [&] { return end.has_value() || stop.stop_requested(); });
-    }
-    h.reset();
-    if (!end) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
-    if (end->httpCode != 0 && (end->httpCode < 200 || end->httpCode >= 300))
-      return statusFromResponse(req.method, t, end->httpCode, end->errorBody, end->retryAfterSeconds);
-    return end->status;
+    cv.wait(l, [&] { return end.has_value() || stop.stop_requested(); });
   }
-  auto conn = newConnection();  // a stream holds its connection for its whole life
-  conn->set_read_timeout(req.timeout.count() > 0 ? req.timeout : std::chrono::seconds(330));
-  httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
-  std::string buf, errBody;
-  int code = 0;
-  bool stoppedByCaller = false;
-  hr.response_handler = [&](const httplib::Response& r) {
-    code = r.status;
-    return true;
-  };
-  hr.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
-    if (code < 200 || code >= 300) {
-      errBody.append(data, len);
-      return true;
-    }
-    buf.append(data, len);
-    size_t start = 0;
-    for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
-      if (nl > start && !onLine(std::string_view(buf).substr(start, nl - start))) {
-        stoppedByCaller = true;
-        return false;
-      }
-      if (stop.stop_requested()) return false;
-    }
-    buf.erase(0, start);
-    return !stop.stop_requested();
-  };
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  ++requests_;
-  bool ok;
-  {
-    std::stop_callback cb(stop, [&] { conn->stop(); });
-    ok = conn->send(hr, res, err);
-  }
-  if (stop.stop_requested()) return Status(StatusCode::kCancelled, "stream cancelled: " + t);
-  if (stoppedByCaller) return Status::Ok();
-  if (!ok && code == 0) return Status(StatusCode::kUnavailable, transportError(err, req.method, config_.host + t));
-  if (code < 200 || code >= 300)
-    return statusFromResponse(req.method, t, code, errBody, parseRetryAfter(res.get_header_value("Retry-After")));
-  if (!buf.empty()) onLine(buf);
-  if (!ok && err != httplib::Error::Canceled)
-    return Status(StatusCode::kUnavailable, transportError(err, req.method, config_.host + t));
-  return Status::Ok();
+  handle->reset();  // cancels a stream still open; no callback runs after this
+  std::lock_guard l(m);
+  if (!end || stop.stop_requested()) return Status(StatusCode::kCancelled, "stream cancelled: " + target(req));
+  return *end;
 }
 
 Result<std::unique_ptr<StreamHandle>> RestClient::streamAsync(const Request& req, OnLine onLine,

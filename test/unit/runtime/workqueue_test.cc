@@ -69,7 +69,7 @@ TEST(WorkQueue, NeverHandsOneKeyToTwoWorkersUnderStress) {
   q.shutDownWithDrain();
   for (auto& t : workers) t.join();
   EXPECT_EQ(violations.load(), 0);
-  EXPECT_GT(processed.load(), 20);
+  EXPECT_GE(processed.load(), 20);  // every key at least once; more only when adds overlap processing
 }
 
 TEST(WorkQueue, AddAfterWaitsForTheClock) {
