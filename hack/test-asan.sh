@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 cd "${REPO_ROOT}"
 bash hack/install-deps.sh
-bash hack/build.sh --sanitize=address
+bash hack/build.sh --sanitize=address --target kube-controller-manager kcm_unit_tests
 bash hack/build.sh  # the e2e test binary itself need not be instrumented
 reports="${OUTPUT_DIR}/asan"
 rm -rf "${reports}"
