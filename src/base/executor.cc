@@ -28,13 +28,18 @@ Executor::Executor(int core, int max, std::chrono::milliseconds idleTimeout)
 
 Executor::~Executor() {
   std::vector<std::thread> ts;
+  uint64_t timer = 0;
   {
     std::lock_guard l(mu_);
     stopping_ = true;
     for (Idle* w : idleCore_) w->cv.notify_one();
     for (Idle* w : idleExtra_) w->cv.notify_one();
     ts.swap(threads_);
+    timer = checkTimer_;
   }
+  // A check still pending would run on a destroyed executor: cancel it (outside mu_, which it takes; once
+  // cancel returns it is not running, and seeing stopping_ it schedules no other).
+  if (timer) RealClock::get().cancel(timer);
   for (auto& t : ts)
     if (t.joinable()) t.join();
 }
@@ -67,7 +72,6 @@ void Executor::spawnLocked(bool core) {
 }
 
 void Executor::post(Task t) {
-  bool check = false;
   {
     std::lock_guard l(mu_);
     q_.push_back(std::move(t));
@@ -77,25 +81,27 @@ void Executor::post(Task t) {
       w->woken = true;
       w->cv.notify_one();
     } else if (alive_ < max_ && !checkScheduled_ && !stopping_) {
-      checkScheduled_ = check = true;
+      checkScheduled_ = true;
+      // Scheduled under mu_ so the destructor always sees the id (the timer takes mu_ only when it fires).
+      checkTimer_ = RealClock::get().scheduleAfter(std::chrono::milliseconds(2), [this] { checkStalled(); });
     }
   }
-  if (check) RealClock::get().scheduleAfter(std::chrono::milliseconds(2), [this] { checkStalled(); });
 }
 
 // Work is queued and no thread was free when it was posted: if nothing was taken from the queue for 2 ms, every
 // thread is blocked; add one, and look again in 2 ms while work keeps waiting.
 void Executor::checkStalled() {
-  bool again = false;
   {
     std::lock_guard l(mu_);
     checkScheduled_ = false;
+    checkTimer_ = 0;
     if (q_.empty() || stopping_) return;
     auto now = std::chrono::steady_clock::now();
     if (idleCore_.empty() && idleExtra_.empty() && alive_ < max_ && now - lastTake_ >= std::chrono::milliseconds(2)) spawnLocked(false);
-    checkScheduled_ = again = alive_ < max_;
+    checkScheduled_ = alive_ < max_;
+    if (checkScheduled_)
+      checkTimer_ = RealClock::get().scheduleAfter(std::chrono::milliseconds(2), [this] { checkStalled(); });
   }
-  if (again) RealClock::get().scheduleAfter(std::chrono::milliseconds(2), [this] { checkStalled(); });
 }
 
 int Executor::threads() const {

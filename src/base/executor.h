@@ -63,6 +63,7 @@ class Executor {
   std::vector<Idle*> idleCore_, idleExtra_;
   int alive_ = 0;
   bool stopping_ = false, checkScheduled_ = false;
+  uint64_t checkTimer_ = 0;  // the pending checkStalled on the process timer; cancelled by the destructor
   std::chrono::steady_clock::time_point lastTake_{};
   std::atomic<int> peak_{0};
   std::vector<std::thread> threads_;  // joined on destruction (exited extra threads are detached-joined lazily)
