@@ -96,19 +96,25 @@ TEST_F(FakeServer, HungServerTimesOutInsteadOfBlocking) {
   EXPECT_EQ(r.status().code(), StatusCode::kTimeout) << r.status().toString();
 }
 
+// A watch answer: two events, the second split across chunks, then the server ends the stream (like a watch
+// timeout or a dropped connection).
+void chunkedTwoEvents(httplib::Response& res) {
+  res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
+    std::string a = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})" "\n";
+    std::string b = R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})" "\n";
+    sink.write(a.data(), a.size());
+    sink.write(b.data(), b.size() - 20);  // split mid-event across chunks
+    sink.write(b.data() + b.size() - 20, 20);
+    sink.done();
+    return true;
+  });
+}
+
 TEST_F(FakeServer, WatchStreamDeliversEventsThenReportsTheServerClosing) {
   server_.Get("/api/v1/namespaces/ns/pods", [&](const httplib::Request& req, httplib::Response& res) {
     EXPECT_EQ(req.get_param_value("watch"), "true");
     EXPECT_EQ(req.get_param_value("resourceVersion"), "7");
-    res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
-      std::string a = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})" "\n";
-      std::string b = R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})" "\n";
-      sink.write(a.data(), a.size());
-      sink.write(b.data(), b.size() - 20);  // split mid-event across chunks
-      sink.write(b.data() + b.size() - 20, 20);
-      sink.done();  // the server ends the stream (like a watch timeout or a dropped connection)
-      return true;
-    });
+    chunkedTwoEvents(res);
   });
   start();
   FakeClock clock;
@@ -126,15 +132,7 @@ TEST_F(FakeServer, WatchStreamDeliversEventsThenReportsTheServerClosing) {
 TEST_F(FakeServer, StreamOnTheIoLoopDeliversLinesAcrossChunksThenTheEnd) {
   server_.Get("/api/v1/namespaces/ns/pods", [&](const httplib::Request& req, httplib::Response& res) {
     EXPECT_EQ(req.get_param_value("watch"), "true");
-    res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
-      std::string a = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})" "\n";
-      std::string b = R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})" "\n";
-      sink.write(a.data(), a.size());
-      sink.write(b.data(), b.size() - 20);  // split mid-event across chunks
-      sink.write(b.data() + b.size() - 20, 20);
-      sink.done();
-      return true;
-    });
+    chunkedTwoEvents(res);
   });
   start();
   FakeClock clock;
