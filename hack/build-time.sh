@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures what every change pays in build time: a clean build of the whole tree (binary, unit and e2e tests,
 # benchmarks) in a fresh build folder, then a rebuild after touching one controller's .cc file, both with -j2
-# (KCM_BUILD_JOBS) as hack/build.sh. Prints both, and the ten slowest translation units of the clean build.
+# (KCM_BUILD_JOBS) as hack/build.sh (benchmarks are not in the default build). Prints both, and the ten slowest translation units of the clean build.
 # Usage: hack/build-time.sh [FILE_TO_TOUCH=src/controllers/deployment/sync.cc]
 . "$(dirname "$0")/lib.sh"
 file="${1:-src/controllers/deployment/sync.cc}"

@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "api/gen/core_v1_json.h"
+#include "api/support/json_writer.h"
 #include "client/typed_client.h"
 
 namespace kcm::controllers {
@@ -58,8 +59,18 @@ runtime::SyncResult TTLController::updateNodeIfNeeded(const std::string& key) {
   if (it != node->metadata.annotations.end() && it->second == std::to_string(desired))
     return runtime::SyncResult::ok();
   // A strategic merge patch touching only the annotation (upstream computes the same two-way patch).
-  std::string patch = std::string(R"({"metadata":{"annotations":{")") + kObjectTTLAnnotationKey + R"(":")" +
-                      std::to_string(desired) + R"("}}})";
+  std::string patch;
+  api::JsonWriter w(patch);
+  w.beginObject();
+  w.key("metadata");
+  w.beginObject();
+  w.key("annotations");
+  w.beginObject();
+  w.key(kObjectTTLAnnotationKey);
+  w.value(std::to_string(desired));
+  w.endObject();
+  w.endObject();
+  w.endObject();
   auto r = client::patch<Node>(*client_, "", key, client::PatchType::kStrategicMerge, patch);
   if (r.ok() || r.status().code() == StatusCode::kNotFound) return runtime::SyncResult::ok();
   return runtime::SyncResult::error(r.status());
