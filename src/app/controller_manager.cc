@@ -356,11 +356,11 @@ int run(const std::vector<std::string>& args) {
     KLOG_INFO("\"Serving securely on " + sc.bindAddress + ":" + std::to_string(sc.port) + "\"");
   }
 
-
-  if (Status s = waitForAPIServer(**rootClient, std::chrono::seconds(10)); !s.ok()) return commandFailed(s.message());
-
   const std::vector<std::string> controllerList = controllers::canonicalizeControllers(opts.generic.controllers);
-  auto startControllers = [&](std::stop_token stop) {
+  // upstream's run(): CreateControllerContext (which waits for the apiserver), BuildControllers, start, and wait
+  // for stop. With leader election it runs only once leading, so a standby whose apiserver is unreachable keeps
+  // trying for the lease instead of exiting. An error is returned before any controller started.
+  auto startControllers = [&](std::stop_token stop) -> Status {
     // CreateControllerContext.
     controllers::ControllerContext ctx;
     ctx.options = &opts;
@@ -385,14 +385,18 @@ int run(const std::vector<std::string>& args) {
     auto informersClient = rootBuilder.client("shared-informers");
     auto metadataClient = rootBuilder.client("metadata-informers");
     if (!informersClient.ok() || !metadataClient.ok()) {
-      KLOG_ERROR("\"error building informer clients\" err=" +
-                 quote((informersClient.ok() ? metadataClient.status() : informersClient.status()).message()));
-      std::fflush(stderr);
-      std::_Exit(1);
+      Status s = informersClient.ok() ? metadataClient.status() : informersClient.status();
+      KLOG_ERROR("\"Error building controller context\" err=" + quote(s.message()));
+      return s;
     }
     ctx.informerFactory = std::make_unique<informers::SharedInformerFactory>(
         *informersClient, informers::resyncPeriod(std::chrono::duration_cast<Clock::Duration>(opts.generic.minResyncPeriod)), RealClock::get(),
         *metadataClient);
+    // If the apiserver is not up yet, wait a while before failing (apiserver and kcm often start together).
+    if (Status s = waitForAPIServer(**informersClient, std::chrono::seconds(10)); !s.ok()) {
+      KLOG_ERROR("\"Error building controller context\" err=" + quote(s.message()));
+      return s;
+    }
     ctx.discovery = std::make_shared<client::DiscoveryClient>(*rootClient);
     {
       char host[256] = {0};
@@ -420,7 +424,9 @@ int run(const std::vector<std::string>& args) {
     RunningControllers running;
     for (const auto* d : order) {
       if (stop.stop_requested()) break;
-      if (!controllers::isControllerEnabled(d->name, controllerList)) {
+      // The serviceaccount-token controller is built whatever --controllers says (upstream's BuildControllers
+      // starts it before the loop that checks IsControllerEnabled); only a missing key keeps it off.
+      if (!d->requiresSpecialHandling && !controllers::isControllerEnabled(d->name, controllerList)) {
         KLOG_INFO("\"Warning: controller is disabled\" controller=" + quote(d->name));
         continue;
       }
@@ -480,10 +486,11 @@ int run(const std::vector<std::string>& args) {
       health->alive = false;
     }
     shutdownWithin(ctx, running, opts.generic.controllerShutdownTimeout);
+    return Status::Ok();
   };
 
   if (!opts.generic.leaderElect) {
-    startControllers(gStop.get_token());
+    if (Status s = startControllers(gStop.get_token()); !s.ok()) return commandFailed(s.message());
     return 0;
   }
 
@@ -502,7 +509,20 @@ int run(const std::vector<std::string>& args) {
   lc.leaseDuration = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectLeaseDuration);
   lc.renewDeadline = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRenewDeadline);
   lc.retryPeriod = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRetryPeriod);
-  lc.onStartedLeading = startControllers;
+  // Upstream cancels the leader-election context when OnStartedLeading returns, so a run that failed (or ended)
+  // stops leading: OnStoppedLeading then exits.
+  std::stop_source electionStop;
+  std::stop_callback linkSignals(gStop.get_token(), [&electionStop] { electionStop.request_stop(); });
+  std::mutex runErrMu;
+  Status runErr;
+  lc.onStartedLeading = [&](std::stop_token stop) {
+    Status s = startControllers(stop);
+    if (!s.ok()) {
+      std::lock_guard l(runErrMu);
+      runErr = s;
+    }
+    electionStop.request_stop();
+  };
   // Upstream exits 1 whenever leading stops, a SIGTERM included, unless ControllerManagerReleaseLeaderElectionLockOnExit
   // is on: then the controllers stop, the Lease is handed back, and the process exits 0.
   const bool releaseOnExit = gates.enabled("ControllerManagerReleaseLeaderElectionLockOnExit");
@@ -522,8 +542,10 @@ int run(const std::vector<std::string>& args) {
   if (server) server->addHealthCheck("leaderElection", [&elector] {
     return elector.healthy() ? Status::Ok() : Status(StatusCode::kUnavailable, "failed election to renew leadership on lease");
   });
-  elector.run(gStop.get_token());
+  elector.run(electionStop.get_token());
   if (server) server->stop();
+  std::lock_guard l(runErrMu);
+  if (!runErr.ok()) return commandFailed(runErr.message());
   return 0;
 }
 

@@ -133,9 +133,13 @@ void LeaderElector::run(std::stop_token stop) {
         if (untilExpiry > Clock::Duration::zero() && untilExpiry < wait) wait = untilExpiry;
       }
     }
-    if (!clock_.sleepFor(wait, stop)) return;
+    if (!clock_.sleepFor(wait, stop)) break;
   }
-  if (stop.stop_requested()) return;
+  if (stop.stop_requested()) {
+    // client-go's Run calls OnStoppedLeading on every return, also when the lease was never acquired.
+    if (cfg_.onStoppedLeading) cfg_.onStoppedLeading();
+    return;
+  }
   KLOG_INFO("successfully acquired lease " + cfg_.lockNamespace + "/" + cfg_.lockName);
   leader_ = true;
   status.set(1);

@@ -38,7 +38,8 @@ struct Config {
 class LeaderElector {
  public:
   LeaderElector(std::shared_ptr<client::RestClient> client, Config config, Clock& clock = RealClock::get());
-  // Returns when leadership was held and then lost (or stop). Never returns while leading.
+  // Returns when leadership was held and then lost, or on stop; calls onStoppedLeading in both cases (also when
+  // the lease was never acquired, as client-go). Never returns while leading.
   void run(std::stop_token stop);
   bool isLeader() const { return leader_.load(); }
   // For the leaderElection health check: false when leading but the last renewal is older than

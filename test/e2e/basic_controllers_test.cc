@@ -2,6 +2,7 @@
 // serviceaccount (SA `default` in every namespace) and root-ca-certificate-publisher (`kube-root-ca.crt`).
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -255,6 +256,23 @@ TEST_F(BasicControllers, LegacyTokenSecretGetsATokenTheApiserverAccepts) {
   // Deleting the ServiceAccount deletes its legacy token Secret.
   ASSERT_TRUE(kubectl({"delete", "serviceaccount", "robot", "-n", ns()}).ok());
   EXPECT_TRUE(waitFor([&] { return !kubectl({"get", "secret", "robot-token", "-n", ns()}).ok(); }, 10s));
+}
+
+// Upstream builds the serviceaccount-token controller before the others and whatever --controllers says
+// (cmd/kube-controller-manager/app BuildControllers): only a missing --service-account-private-key-file keeps it off.
+TEST_F(E2ETest, TheTokenControllerRunsWhateverControllersSays) {
+  std::unique_ptr<KcmProcess> kcm(startSoloKcm(
+      "ttl-controller", {"--service-account-private-key-file=" + Cluster::get().dir + "/pki/sa.key"},
+      "kcm-token-controller-always"));
+  apply(R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"robot"}})");
+  apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"robot-token",
+    "annotations":{"kubernetes.io/service-account.name":"robot"}},"type":"kubernetes.io/service-account-token"})");
+  EXPECT_TRUE(waitFor([&] {
+    Json s = kubectlJson({"get", "secret", "robot-token", "-n", ns()});
+    return s.is_object() && s.contains("data") && s["data"].contains("token");
+  }, 20s)) << kcm->log().substr(0, 3000);
+  EXPECT_EQ(kcm->log().find("\"Warning: controller is disabled\" controller=\"serviceaccount-token-controller\""),
+            std::string::npos);
 }
 
 }  // namespace

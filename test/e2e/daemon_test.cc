@@ -310,15 +310,42 @@ TEST_F(Daemon, ControllerWhoseInformerCannotListIsUnhealthy) {
   std::filesystem::remove(conf);
 }
 
-TEST_F(Daemon, UnreachableApiserverFailsAfterAboutTenSeconds) {
+// Upstream waits for the apiserver in CreateControllerContext, i.e. inside run(): without leader election that is
+// at once, and it fails after 10 s (cmd/kube-controller-manager/app/controllermanager.go). Checked beside upstream.
+TEST_F(Daemon, UnreachableApiserverFailsAfterAboutTenSecondsWithoutLeaderElection) {
   int dead = freePort();
-  auto t0 = std::chrono::steady_clock::now();
-  ExecResult r = exec({kcmBinary(), "--master=https://127.0.0.1:" + std::to_string(dead), "--secure-port=0"}, "", 60s);
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(r.exitCode, 1) << r.err;
-  EXPECT_NE(r.err.find("failed to wait for apiserver being healthy"), std::string::npos) << r.err;
-  EXPECT_GE(took, 8.0);
-  EXPECT_LE(took, 20.0);
+  const std::string upstream = std::string(std::getenv("CONTROL_PLANE_BIN")) + "/kube-controller-manager";
+  for (const std::string& bin : {kcmBinary(), upstream}) {
+    auto t0 = std::chrono::steady_clock::now();
+    ExecResult r = exec({bin, "--master=https://127.0.0.1:" + std::to_string(dead), "--secure-port=0",
+                         "--leader-elect=false"}, "", 60s);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.exitCode, 1) << bin << ": " << r.err;
+    EXPECT_NE(r.err.find("failed to wait for apiserver being healthy"), std::string::npos) << bin << ": " << r.err;
+    EXPECT_GE(took, 8.0) << bin;
+    EXPECT_LE(took, 20.0) << bin;
+  }
+}
+
+// With leader election the context is built only once leading: a standby whose apiserver is unreachable keeps
+// trying for the lease (as upstream does) instead of exiting after 10 s.
+TEST_F(Daemon, UnreachableApiserverKeepsALeaderElectingKcmTryingForTheLease) {
+  int dead = freePort();
+  const std::string upstream = std::string(std::getenv("CONTROL_PLANE_BIN")) + "/kube-controller-manager";
+  std::vector<std::string> args = {"--master=https://127.0.0.1:" + std::to_string(dead), "--secure-port=0",
+                                   "--leader-elect-retry-period=1s"};
+  KcmProcess ours(args, "unreachable-ours");
+  KcmProcess theirs(args, "unreachable-upstream", upstream);
+  std::this_thread::sleep_for(15s);
+  for (KcmProcess* p : {&ours, &theirs}) {
+    EXPECT_EQ(p->waitExit(0ms), -1) << p->log().substr(0, 3000);
+    EXPECT_NE(p->log().find("error retrieving resource lock kube-system/kube-controller-manager"), std::string::npos)
+        << p->log().substr(0, 3000);
+    EXPECT_EQ(p->log().find("failed to wait for apiserver being healthy"), std::string::npos) << p->log().substr(0, 3000);
+    p->signal(SIGTERM);
+  }
+  EXPECT_EQ(ours.waitExit(5s), 1) << "upstream exits 1 whenever leader election stops";
+  EXPECT_EQ(theirs.waitExit(5s), 1);
 }
 
 TEST_F(Daemon, HelpMatchesUpstreamByteForByte) {

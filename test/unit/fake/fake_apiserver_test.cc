@@ -12,6 +12,7 @@
 #include "api/gen/core_v1_json.h"
 #include "api/support/wall_time.h"
 #include "client/discovery.h"
+#include "fake/eventually.h"
 #include "informers/factory.h"
 
 namespace kcm::testing {
@@ -22,14 +23,6 @@ using api::core::v1::ConfigMap;
 using api::core::v1::Pod;
 using namespace std::chrono_literals;
 
-template <class P>
-bool eventually(P p) {
-  for (int i = 0; i < 500; ++i) {
-    if (p()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return p();
-}
 
 Pod pod(const std::string& ns, const std::string& name, std::map<std::string, std::string> labels = {}) {
   Pod p;
