@@ -11,6 +11,7 @@
 #include "api/gen/core_v1_codec.h"
 #include "api/gen/core_v1_json.h"
 #include "api/support/wall_time.h"
+#include "controllers/util/pod_template_hash.h"
 
 namespace kcm::controllers::deploymentutil {
 
@@ -433,20 +434,7 @@ void sortByRevision(std::vector<RSPtr>& rss) {
 }
 
 std::string computeHash(const PodTemplateSpec& t, std::optional<int32_t> collisionCount) {
-  uint32_t h = 2166136261u;
-  auto mix = [&](unsigned char b) {
-    h ^= b;
-    h *= 16777619u;
-  };
-  for (unsigned char ch : api::encodeJson(t)) mix(ch);
-  if (collisionCount) {
-    uint32_t c = static_cast<uint32_t>(*collisionCount);
-    for (int i = 0; i < 4; ++i) mix(static_cast<unsigned char>((c >> (8 * i)) & 0xff));
-  }
-  static constexpr char kAlphanums[] = "bcdfghjklmnpqrstvwxz2456789";
-  std::string digits = std::to_string(h), out;
-  for (unsigned char ch : digits) out += kAlphanums[ch % (sizeof(kAlphanums) - 1)];
-  return out;
+  return ::kcm::controllers::computeHash(t, collisionCount);
 }
 
 std::string generateReplicaSetName(const std::string& deploymentName, const std::string& hash) {

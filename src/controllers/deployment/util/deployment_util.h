@@ -112,7 +112,7 @@ void sortBySizeOlder(std::vector<RSPtr>& rss);          // larger first, then ol
 void sortByRevision(std::vector<RSPtr>& rss);           // lower revision first
 
 // --- naming ---
-// FNV-32a of the template's canonical JSON (and the collision count), encoded with upstream's safe alphabet.
+// Upstream's controller.ComputeHash, exactly (controllers/util/pod_template_hash.h).
 std::string computeHash(const api::core::v1::PodTemplateSpec& t, std::optional<int32_t> collisionCount);
 std::string generateReplicaSetName(const std::string& deploymentName, const std::string& hash);
 
