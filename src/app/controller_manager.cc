@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <map>
 #include <optional>
@@ -35,14 +36,7 @@
 namespace kcm::app {
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o + "\"";
-}
+using log::quote;
 
 // component-base cli.Run logs errors after parsing as `"command failed" err="..."` and exits 1.
 int commandFailed(const std::string& err) {
@@ -58,6 +52,9 @@ std::string aggregate(const std::vector<std::string>& errs) {
 }
 
 std::stop_source gStop;
+// Leader-elected upstream without ControllerManagerReleaseLeaderElectionLockOnExit installs no signal handler:
+// SIGTERM kills it (status 143 to a shell). Set in that mode so we die by the signal the same way.
+std::atomic<bool> gDieOnSignal{false};
 
 // SIGTERM/SIGINT are blocked in every thread (the mask is set before the first thread starts and inherited) and
 // taken by one thread with sigwait: stopping runs stop callbacks that lock, which must never happen inside a
@@ -72,6 +69,16 @@ void handleSignals() {
     for (int n = 0;; ++n) {
       int sig = 0;
       if (sigwait(&set, &sig) != 0) continue;
+      if (gDieOnSignal.load()) {
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+        raise(sig);
+      }
       if (n > 0) {
         std::fflush(stdout);
         std::fflush(stderr);
@@ -398,11 +405,6 @@ int run(const std::vector<std::string>& args) {
       return s;
     }
     ctx.discovery = std::make_shared<client::DiscoveryClient>(*rootClient);
-    {
-      char host[256] = {0};
-      gethostname(host, sizeof host - 1);
-      ctx.eventBroadcaster = std::make_shared<client::EventBroadcaster>(*rootClient, host);
-    }
     if (auto res = ctx.discovery->serverPreferredResources(); !res.ok())
       KLOG_ERROR("\"unable to get all supported resources from server\" err=" + quote(res.status().message()));
     // The discovery REST mapper is reset every 30 s so resources that appear later (CRDs) are found.
@@ -523,10 +525,11 @@ int run(const std::vector<std::string>& args) {
     }
     electionStop.request_stop();
   };
-  // Upstream exits 1 whenever leading stops, a SIGTERM included, unless ControllerManagerReleaseLeaderElectionLockOnExit
-  // is on: then the controllers stop, the Lease is handed back, and the process exits 0.
+  // Upstream exits 1 whenever leading stops and dies by a SIGTERM, unless ControllerManagerReleaseLeaderElectionLockOnExit
+  // is on: then a SIGTERM stops the controllers, the Lease is handed back, and the process exits 0.
   const bool releaseOnExit = gates.enabled("ControllerManagerReleaseLeaderElectionLockOnExit");
   lc.releaseOnCancel = releaseOnExit;
+  gDieOnSignal = !releaseOnExit;
   lc.onStoppedLeading = [releaseOnExit] {
     KLOG_ERROR("\"leaderelection lost/stopped\"");
     if (releaseOnExit) return;
@@ -536,6 +539,13 @@ int run(const std::vector<std::string>& args) {
   };
   lc.onNewLeader = [id = lc.identity](const std::string& holder) {
     if (holder != id) KLOG_INFO("\"New leader elected\" identity=" + quote(holder));
+  };
+  // The process's own broadcaster (upstream's c.EventRecorder: root client, source kube-controller-manager, no
+  // host) reports the LeaderElection events on the Lease.
+  client::EventBroadcaster processEvents(*rootClient, "");
+  auto processRecorder = processEvents.newRecorder("kube-controller-manager");
+  lc.recordEvent = [processRecorder](const client::ObjectReference& lease, const std::string& message) {
+    processRecorder->event(lease, client::kEventTypeNormal, "LeaderElection", message);
   };
   KLOG_INFO("\"Leader election identity\" identity=" + quote(lc.identity));
   leaderelection::LeaderElector elector(*leClient, lc);

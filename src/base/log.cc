@@ -92,4 +92,13 @@ void write(char severity, const char* file, int line, const std::string& msg) {
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 
+std::string quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
 }  // namespace kcm::log

@@ -15,6 +15,8 @@ void setVModule(const std::string& spec);
 // The verbosity in force for a source file (vmodule match, else -v).
 int verbosityFor(const char* file);
 void write(char severity, const char* file, int line, const std::string& msg);
+// A klog key=value value: the string in double quotes, '"' and '\\' escaped.
+std::string quote(const std::string& s);
 
 }  // namespace kcm::log
 

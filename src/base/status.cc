@@ -18,6 +18,7 @@ const char* statusCodeName(StatusCode c) {
     case StatusCode::kUnavailable: return "Unavailable";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kCancelled: return "Cancelled";
+    case StatusCode::kMethodNotAllowed: return "MethodNotAllowed";
   }
   return "Unknown";
 }

@@ -23,6 +23,7 @@ enum class StatusCode {
   kUnavailable,       // connection refused, 503, dropped connection
   kInternal,          // 500 and anything unexpected
   kCancelled,         // the caller stopped
+  kMethodNotAllowed,  // 405 MethodNotAllowed (a verb the resource does not serve)
 };
 
 const char* statusCodeName(StatusCode c);

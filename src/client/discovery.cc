@@ -1,6 +1,7 @@
 #include "client/discovery.h"
 
 #include <algorithm>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace kcm::client {
@@ -10,6 +11,8 @@ using Json = nlohmann::json;
 
 constexpr const char* kAggregatedAccept =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+// client-go discovery_client.go defaultRetries: a discovery with failed groups is tried once more.
+constexpr int kDiscoveryAttempts = 2;
 
 std::vector<std::string> strings(const Json& j, const char* key) {
   std::vector<std::string> out;
@@ -19,13 +22,29 @@ std::vector<std::string> strings(const Json& j, const char* key) {
   return out;
 }
 
+std::string groupVersionString(const std::string& group, const std::string& version) {
+  return group.empty() ? version : group + "/" + version;
+}
+
 }  // namespace
 
 bool APIResourceInfo::hasVerb(const std::string& v) const {
   return std::find(verbs.begin(), verbs.end(), v) != verbs.end();
 }
 
-Result<std::vector<APIResourceInfo>> DiscoveryClient::fetchAggregated(const std::string& path, bool& served) {
+Status DiscoveryResult::groupDiscoveryError() const {
+  if (failedGroupVersions.empty()) return Status::Ok();
+  std::vector<std::string> parts;
+  for (const auto& [gv, why] : failedGroupVersions) parts.push_back(gv + ": " + why);
+  std::sort(parts.begin(), parts.end());
+  std::string msg;
+  for (const auto& p : parts) msg += (msg.empty() ? "" : ", ") + p;
+  return Status(StatusCode::kUnavailable, "unable to retrieve the complete list of server APIs: " + msg);
+}
+
+// client-go SplitGroupsAndResources / convertAPIGroup: stale versions are failed group-versions; the preferred
+// version is the first one that is not stale; a resource without a responseKind is not returned.
+Result<DiscoveryResult> DiscoveryClient::fetchAggregated(const std::string& path, bool& served) {
   Request req;
   req.path = path;
   req.accept = kAggregatedAccept;
@@ -33,34 +52,44 @@ Result<std::vector<APIResourceInfo>> DiscoveryClient::fetchAggregated(const std:
   if (!r.ok()) return r.status();
   Json doc = Json::parse(r->body, nullptr, false);
   served = doc.is_object() && doc.value("kind", "") == "APIGroupDiscoveryList";
-  std::vector<APIResourceInfo> out;
+  DiscoveryResult out;
   if (!served) return out;
   for (const Json& g : doc.value("items", Json::array())) {
     std::string group = g.contains("metadata") ? g["metadata"].value("name", "") : "";
-    bool first = true;
+    bool preferredTaken = false;
     for (const Json& v : g.value("versions", Json::array())) {
       std::string version = v.value("version", "");
+      const std::string gv = groupVersionString(group, version);
+      if (v.value("freshness", "") == "Stale") {
+        out.failedGroupVersions[gv] = "stale GroupVersion discovery: " + gv;
+        continue;
+      }
+      const bool preferred = !preferredTaken;
+      preferredTaken = true;
       for (const Json& res : v.value("resources", Json::array())) {
         APIResourceInfo info;
         info.group = group;
         info.version = version;
         info.resource = res.value("resource", "");
         info.singular = res.value("singularResource", "");
-        if (res.contains("responseKind")) info.kind = res["responseKind"].value("kind", "");
+        if (res.contains("responseKind") && res["responseKind"].is_object())
+          info.kind = res["responseKind"].value("kind", "");
+        if (info.kind.empty()) continue;
         info.namespaced = res.value("scope", "") == "Namespaced";
         info.verbs = strings(res, "verbs");
         info.shortNames = strings(res, "shortNames");
         for (const Json& s : res.value("subresources", Json::array())) info.subresources.push_back(s.value("subresource", ""));
-        info.preferred = first;
-        out.push_back(std::move(info));
+        info.preferred = preferred;
+        out.resources.push_back(std::move(info));
       }
-      first = false;
     }
   }
   return out;
 }
 
-Result<std::vector<APIResourceInfo>> DiscoveryClient::fetchLegacy() {
+// client-go ServerGroups + fetchGroupVersionResources: a group-version whose document fails to load is a failed
+// group-version; the group lists failing is an error.
+Result<DiscoveryResult> DiscoveryClient::fetchLegacy() {
   // (groupVersion, group, version, preferred)
   std::vector<std::tuple<std::string, std::string, std::string, bool>> gvs;
   Request req;
@@ -83,17 +112,21 @@ Result<std::vector<APIResourceInfo>> DiscoveryClient::fetchLegacy() {
       gvs.emplace_back(v.value("groupVersion", ""), g.value("name", ""), v.value("version", ""),
                        v.value("version", "") == preferred);
   }
-  std::vector<APIResourceInfo> out;
+  DiscoveryResult out;
+  auto& resources = out.resources;
   for (const auto& [gv, group, version, preferred] : gvs) {
     req.path = group.empty() ? "/api/" + version : "/apis/" + gv;
     auto r = client_->send(req);
-    if (!r.ok()) return r.status().withContext("discovery " + req.path);
+    if (!r.ok()) {
+      out.failedGroupVersions[groupVersionString(group, version)] = r.status().message();
+      continue;
+    }
     Json rl = Json::parse(r->body, nullptr, false);
     for (const Json& res : rl.value("resources", Json::array())) {
       std::string name = res.value("name", "");
       if (name.find('/') != std::string::npos) {  // a subresource: attach to its parent
         std::string parent = name.substr(0, name.find('/'));
-        for (auto& o : out)
+        for (auto& o : resources)
           if (o.group == group && o.version == version && o.resource == parent)
             o.subresources.push_back(name.substr(name.find('/') + 1));
         continue;
@@ -108,29 +141,43 @@ Result<std::vector<APIResourceInfo>> DiscoveryClient::fetchLegacy() {
       info.verbs = strings(res, "verbs");
       info.shortNames = strings(res, "shortNames");
       info.preferred = preferred;
-      out.push_back(std::move(info));
+      resources.push_back(std::move(info));
     }
   }
   return out;
 }
 
-Result<std::vector<APIResourceInfo>> DiscoveryClient::fetch() {
+Result<DiscoveryResult> DiscoveryClient::fetchOnce() {
   bool servedCore = false, servedGroups = false;
   auto core = fetchAggregated("/api", servedCore);
   if (core.ok() && servedCore) {
     auto groups = fetchAggregated("/apis", servedGroups);
     if (groups.ok() && servedGroups) {
-      auto all = std::move(core).value();
-      for (auto& r : groups.value()) all.push_back(std::move(r));
+      DiscoveryResult all = std::move(core).value();
+      for (auto& r : groups->resources) all.resources.push_back(std::move(r));
+      for (auto& [gv, why] : groups->failedGroupVersions) all.failedGroupVersions[gv] = std::move(why);
+      std::lock_guard l(mu_);
       aggregated_ = true;
       return all;
     }
   }
-  aggregated_ = false;
+  {
+    std::lock_guard l(mu_);
+    aggregated_ = false;
+  }
   return fetchLegacy();
 }
 
-Result<std::vector<APIResourceInfo>> DiscoveryClient::serverResources() {
+Result<DiscoveryResult> DiscoveryClient::fetch() {
+  Result<DiscoveryResult> r = Status(StatusCode::kInternal, "no discovery attempt");
+  for (int attempt = 0; attempt < kDiscoveryAttempts; ++attempt) {
+    r = fetchOnce();
+    if (!r.ok() || r->failedGroupVersions.empty()) break;
+  }
+  return r;
+}
+
+Result<DiscoveryResult> DiscoveryClient::serverGroupsAndResources() {
   {
     std::lock_guard l(mu_);
     if (cache_) return *cache_;
@@ -142,21 +189,56 @@ Result<std::vector<APIResourceInfo>> DiscoveryClient::serverResources() {
   return *cache_;
 }
 
-Result<std::vector<APIResourceInfo>> DiscoveryClient::serverPreferredResources() {
-  auto all = serverResources();
+// client-go ServerPreferredResources: groups and versions in discovery order; the first version serving a
+// group-resource takes it, and only the group's preferred version takes it over.
+Result<DiscoveryResult> DiscoveryClient::serverPreferredResourcesWithFailures() {
+  auto all = serverGroupsAndResources();
   if (!all.ok()) return all.status();
-  std::vector<APIResourceInfo> out;
-  for (auto& r : all.value())
-    if (r.preferred) out.push_back(std::move(r));
+  DiscoveryResult out;
+  out.failedGroupVersions = std::move(all->failedGroupVersions);
+  std::map<std::pair<std::string, std::string>, size_t> chosen;  // (group, resource) -> index in out.resources
+  for (auto& r : all->resources) {
+    auto [it, fresh] = chosen.try_emplace({r.group, r.resource}, out.resources.size());
+    if (fresh) out.resources.push_back(std::move(r));
+    else if (r.preferred) out.resources[it->second] = std::move(r);
+  }
   return out;
+}
+
+Result<DiscoveryResult> DiscoveryClient::serverPreferredNamespacedResources() {
+  auto preferred = serverPreferredResourcesWithFailures();
+  if (!preferred.ok()) return preferred.status();
+  std::erase_if(preferred->resources, [](const APIResourceInfo& r) { return !r.namespaced; });
+  return preferred;
+}
+
+Result<std::vector<APIResourceInfo>> DiscoveryClient::serverResources() {
+  auto all = serverGroupsAndResources();
+  if (!all.ok()) return all.status();
+  return std::move(all->resources);
+}
+
+Result<std::vector<APIResourceInfo>> DiscoveryClient::serverPreferredResources() {
+  auto preferred = serverPreferredResourcesWithFailures();
+  if (!preferred.ok()) return preferred.status();
+  return std::move(preferred->resources);
 }
 
 Result<APIResourceInfo> DiscoveryClient::resourceFor(const std::string& group, const std::string& version,
                                                      const std::string& kind) {
   auto all = serverResources();
   if (!all.ok()) return all.status();
-  for (const auto& r : all.value())
-    if (r.group == group && r.kind == kind && (version.empty() ? r.preferred : r.version == version)) return r;
+  const APIResourceInfo* firstServing = nullptr;
+  for (const auto& r : all.value()) {
+    if (r.group != group || r.kind != kind) continue;
+    if (!version.empty()) {
+      if (r.version == version) return r;
+      continue;
+    }
+    if (r.preferred) return r;
+    if (!firstServing) firstServing = &r;
+  }
+  if (firstServing) return *firstServing;
   return Status(StatusCode::kNotFound, "no matches for kind \"" + kind + "\" in group \"" + group + "\"" +
                                            (version.empty() ? "" : " version \"" + version + "\""));
 }

@@ -1,7 +1,10 @@
 #pragma once
 // Discovery: which resources the apiserver serves, from aggregated discovery (apidiscovery.k8s.io/v2, two
-// requests) with a fallback to the legacy per-group-version documents. Results are cached in memory until
+// requests) with a fallback to the legacy per-group-version documents. As client-go, a group-version that cannot
+// be described (marked "Stale" in aggregated discovery, or whose legacy document fails to load) is left out and
+// reported as failed (ErrGroupDiscoveryFailed); the rest is still returned. Results are cached in memory until
 // invalidate() (kcm resets its REST mapper every 30 s). Thread-safe.
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,33 +18,54 @@ namespace kcm::client {
 struct APIResourceInfo {
   std::string group, version, resource, kind, singular;
   bool namespaced = false;
-  bool preferred = false;  // the group's preferred version
+  bool preferred = false;  // served at its group's preferred version
   std::vector<std::string> verbs, shortNames, subresources;
   bool hasVerb(const std::string& v) const;
   std::string groupVersion() const { return group.empty() ? version : group + "/" + version; }
+};
+
+// One discovery: the resources found and the group-versions that failed ("apps/v1" -> why; "v1" for the core
+// group, as schema.GroupVersion prints it). Partial results with failures are normal (an aggregated apiserver
+// that is down); callers decide what a failed group means to them.
+struct DiscoveryResult {
+  std::vector<APIResourceInfo> resources;
+  std::map<std::string, std::string> failedGroupVersions;
+  // ErrGroupDiscoveryFailed's text: "unable to retrieve the complete list of server APIs: <gv>: <why>, ..."
+  // (sorted); OK when nothing failed. The code is Unavailable.
+  Status groupDiscoveryError() const;
 };
 
 class DiscoveryClient {
  public:
   explicit DiscoveryClient(std::shared_ptr<RestClient> client) : client_(std::move(client)) {}
 
-  // Every served resource of every group/version (no subresources). Cached.
+  // client-go ServerGroupsAndResources: every served resource of every group-version (no subresources), with the
+  // failed group-versions. An error only when the group lists (/api, /apis) themselves cannot be read. Cached.
+  Result<DiscoveryResult> serverGroupsAndResources();
+  // client-go ServerPreferredResources: each group-resource once, at its group's preferred version when served
+  // there, else at the first version (in discovery order) that serves it.
+  Result<DiscoveryResult> serverPreferredResourcesWithFailures();
+  // client-go ServerPreferredNamespacedResources: the namespaced ones of the above.
+  Result<DiscoveryResult> serverPreferredNamespacedResources();
+
+  // The resources alone, failed group-versions left out silently (REST mapping, callers that only look up).
   Result<std::vector<APIResourceInfo>> serverResources();
-  // Only each group's preferred version (client-go ServerPreferredResources).
   Result<std::vector<APIResourceInfo>> serverPreferredResources();
-  // REST mapping: the preferred resource for a group/kind (version empty = preferred version).
+  // REST mapping: the resource for a group/kind (version empty: the preferred version, else the first version
+  // that serves the kind). Failed group-versions have no mapping.
   Result<APIResourceInfo> resourceFor(const std::string& group, const std::string& version, const std::string& kind);
   void invalidate();
   bool usedAggregatedDiscovery() const;
 
  private:
-  Result<std::vector<APIResourceInfo>> fetch();
-  Result<std::vector<APIResourceInfo>> fetchAggregated(const std::string& path, bool& served);
-  Result<std::vector<APIResourceInfo>> fetchLegacy();
+  Result<DiscoveryResult> fetch();
+  Result<DiscoveryResult> fetchOnce();
+  Result<DiscoveryResult> fetchAggregated(const std::string& path, bool& served);
+  Result<DiscoveryResult> fetchLegacy();
 
   std::shared_ptr<RestClient> client_;
   mutable std::mutex mu_;
-  std::optional<std::vector<APIResourceInfo>> cache_;
+  std::optional<DiscoveryResult> cache_;
   bool aggregated_ = false;
 };
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -71,9 +72,20 @@ int parseRetryAfter(const std::string& v) {
   }
 }
 
+// metav1.StatusReason values apimachinery knows (errors.go knownReasons): a 405 carrying another of these is
+// not MethodNotAllowed (errors.IsMethodNotSupported).
+bool knownReason(const std::string& r) {
+  static const std::set<std::string> known = {
+      "Unauthorized", "Forbidden", "NotFound", "AlreadyExists", "Conflict", "Gone", "Invalid", "ServerTimeout",
+      "StoreReadError", "Timeout", "TooManyRequests", "BadRequest", "MethodNotAllowed", "NotAcceptable",
+      "RequestEntityTooLarge", "UnsupportedMediaType", "InternalError", "Expired", "ServiceUnavailable"};
+  return known.count(r) > 0;
+}
+
 StatusCode codeFor(int http, const std::string& reason) {
   if (reason == "AlreadyExists") return StatusCode::kAlreadyExists;
   if (reason == "Expired" || reason == "Gone") return StatusCode::kGone;
+  if (reason == "MethodNotAllowed" || (http == 405 && !knownReason(reason))) return StatusCode::kMethodNotAllowed;
   switch (http) {
     case 400: return StatusCode::kInvalidArgument;
     case 401: return StatusCode::kUnauthorized;

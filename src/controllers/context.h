@@ -27,8 +27,16 @@ struct ControllerContext {
   std::unique_ptr<ClientBuilder> clientBuilder;
   std::unique_ptr<informers::SharedInformerFactory> informerFactory;
   std::shared_ptr<client::DiscoveryClient> discovery;
-  // Events: one broadcaster (root client), a recorder per controller with its event source component.
-  std::shared_ptr<client::EventBroadcaster> eventBroadcaster;
+  // Events as upstream gives them to each controller: a broadcaster of its own writing through the controller's
+  // own client (so audit logs show the controller's identity), source {Component: component} with no host
+  // (e.g. NewDeploymentController). The broadcasters live here, until the controllers are gone.
+  std::shared_ptr<client::EventRecorder> newEventRecorder(std::shared_ptr<client::RestClient> client,
+                                                          const std::string& component) {
+    auto b = std::make_shared<client::EventBroadcaster>(std::move(client), "");
+    eventBroadcasters.push_back(b);
+    return b->newRecorder(component);
+  }
+  std::vector<std::shared_ptr<client::EventBroadcaster>> eventBroadcasters;
   std::stop_token stop;
   std::atomic<bool> informersStarted{false};
   // Registers a debug page on the secure server (e.g. /debug/controllers/garbagecollector/graph), behind the

@@ -99,9 +99,9 @@ Result<std::unique_ptr<Controller>> startNodeIpamController(ControllerContext& c
   if (!cfg.ok()) return cfg.status();
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
-  auto alloc = RangeAllocator::create(*c, ctx.eventBroadcaster->newRecorder("cidrAllocator"),
+  auto alloc = RangeAllocator::create(*c, ctx.newEventRecorder(*c, "cidrAllocator"),
                                       ctx.informerFactory->forType<api::core::v1::Node>(), cfg->clusterCIDRs,
-                                      cfg->nodeMaskSizes, cfg->serviceCIDRs);
+                                      cfg->nodeMaskSizes, cfg->serviceCIDRs, RealClock::get(), ctx.stop);
   if (!alloc.ok()) return alloc.status();
   std::shared_ptr<RangeAllocator> ctrl = std::move(alloc).value();
   // upstream's cidrUpdateWorkers
@@ -158,7 +158,7 @@ Result<std::unique_ptr<Controller>> startNodeLifecycleController(ControllerConte
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<NodeLifecycleController>(
-      *c, ctx.eventBroadcaster->newRecorder("node-controller"),
+      *c, ctx.newEventRecorder(*c, "node-controller"),
       ctx.informerFactory->forType<api::coordination::v1::Lease>(), ctx.informerFactory->forType<api::core::v1::Pod>(),
       ctx.informerFactory->forType<api::core::v1::Node>(), o);
   return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
@@ -168,7 +168,7 @@ Result<std::unique_ptr<Controller>> startTaintEvictionController(ControllerConte
   auto c = ctx.clientBuilder->client("node-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<TaintEvictionController>(
-      *c, ctx.eventBroadcaster->newRecorder("taint-eviction-controller"),
+      *c, ctx.newEventRecorder(*c, "taint-eviction-controller"),
       ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Node>(),
       "taint-eviction-controller", ctx.featureGates->enabled("TaintTolerationComparisonOperators"));
   return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
@@ -181,7 +181,7 @@ Result<std::unique_ptr<Controller>> startReplicaSetLike(ControllerContext& ctx, 
   ReplicaSetControllerOptions o;
   o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyReplicaSet");
   o.terminatingReplicas = ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas");
-  auto ctrl = std::make_shared<ReplicaSetControllerT<K>>(*c, ctx.eventBroadcaster->newRecorder(clientName),
+  auto ctrl = std::make_shared<ReplicaSetControllerT<K>>(*c, ctx.newEventRecorder(*c, clientName),
                                                          ctx.informerFactory->forType<typename K::Object>(),
                                                          ctx.informerFactory->forType<api::core::v1::Pod>(), o);
   return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
@@ -194,7 +194,7 @@ Result<std::unique_ptr<Controller>> startDeploymentController(ControllerContext&
   auto c = ctx.clientBuilder->client("deployment-controller");
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<DeploymentController>(
-      *c, ctx.eventBroadcaster->newRecorder("deployment-controller"),
+      *c, ctx.newEventRecorder(*c, "deployment-controller"),
       ctx.informerFactory->forType<api::apps::v1::Deployment>(), ctx.informerFactory->forType<api::apps::v1::ReplicaSet>(),
       ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.featureGates->enabled("DeploymentReplicaSetTerminatingReplicas"));
   const int workers = ctx.options->deploymentController.concurrentDeploymentSyncs;
@@ -209,20 +209,9 @@ Result<std::unique_ptr<Controller>> startNamespaceController(ControllerContext& 
   auto c = client::RestClient::create(*cfg);
   if (!c.ok()) return c.status();
   const auto& namespaceController = ctx.options->namespaceController;
-  auto discovery = std::make_shared<client::DiscoveryClient>(*c);
-  auto mu = std::make_shared<std::mutex>();
-  // Fresh discovery on every call (a namespace may hold resources of a CRD created a moment ago).
-  auto discover = [discovery, mu]() -> Result<std::vector<client::APIResourceInfo>> {
-    std::lock_guard l(*mu);
-    discovery->invalidate();
-    auto all = discovery->serverPreferredResources();
-    if (!all.ok()) return all.status();
-    std::vector<client::APIResourceInfo> out;
-    for (auto& r : *all)
-      if (r.namespaced) out.push_back(std::move(r));
-    return out;
-  };
-  auto deleter = std::make_unique<NamespacedResourcesDeleter>(*c, discover, "kubernetes");
+  // Fresh discovery on every call; failed groups are reported, not dropped silently.
+  auto deleter = std::make_unique<NamespacedResourcesDeleter>(
+      *c, discoverPreferredNamespacedResources(std::make_shared<client::DiscoveryClient>(*c)), "kubernetes");
   if (Status s = deleter->initOpCache(); !s.ok()) return s;
   auto ctrl = std::make_shared<NamespaceController>(std::move(deleter),
                                                     ctx.informerFactory->forType<api::core::v1::Namespace>(),
@@ -232,7 +221,8 @@ Result<std::unique_ptr<Controller>> startNamespaceController(ControllerContext& 
   return newControllerLoop(ctrl, [workers](auto& c, std::stop_token stop) { c.run(workers, stop); });
 }
 
-// The collector's metadata client gets twice the QPS, as upstream.
+// The collector's metadata client gets twice the QPS, as upstream. No discovery here: run() syncs it at once and
+// every 30 s, and a failure is retried, never fatal (upstream core.go).
 Result<std::unique_ptr<Controller>> startGarbageCollectorController(ControllerContext& ctx) {
   const auto& garbageCollectorController = ctx.options->garbageCollectorController;
   if (!garbageCollectorController.enableGarbageCollector)
@@ -244,8 +234,7 @@ Result<std::unique_ptr<Controller>> startGarbageCollectorController(ControllerCo
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<gc::GarbageCollector>(*c, std::make_shared<client::DiscoveryClient>(*c),
                                                      *ctx.informerFactory,
-                                                     ctx.eventBroadcaster->newRecorder("garbage-collector-controller"));
-  if (Status s = ctrl->resyncMonitors(); !s.ok()) return s.withContext("failed to discover resources");
+                                                     ctx.newEventRecorder(*c, "garbage-collector-controller"));
   ctx.addDebugHandler("/debug/controllers/garbagecollector/graph",
                       [weak = std::weak_ptr<gc::GarbageCollector>(ctrl)]() -> std::string {
                         auto gc = weak.lock();

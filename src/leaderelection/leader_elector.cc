@@ -14,6 +14,7 @@
 #include "base/metrics.h"
 
 namespace kcm::leaderelection {
+using log::quote;
 
 using api::coordination::v1::Lease;
 
@@ -53,8 +54,7 @@ bool LeaderElector::tryAcquireOrRenew() {
   auto got = client::get<Lease>(*client_, cfg_.lockNamespace, cfg_.lockName);
   if (!got.ok()) {
     if (got.status().code() != StatusCode::kNotFound) {
-      KLOG_ERROR("\"error retrieving resource lock " + cfg_.lockNamespace + "/" + cfg_.lockName + "\" err=\"" +
-                 got.status().message() + "\"");
+      KLOG_ERROR("\"Error retrieving lease lock\" err=" + quote(got.status().message()) + " lock=" + quote(desc()));
       return false;
     }
     Lease lease;
@@ -67,12 +67,17 @@ bool LeaderElector::tryAcquireOrRenew() {
     lease.spec.leaseTransitions = 0;
     auto created = client::create(*client_, cfg_.lockNamespace, lease);
     if (!created.ok()) {
-      KLOG_ERROR("\"error initially creating lease lock\" err=\"" + created.status().message() + "\"");
+      KLOG_ERROR("\"Error initially creating lease lock\" err=" + quote(created.status().message()) +
+                 " lock=" + quote(desc()));
       return false;
     }
-    return recordOwnWrite(now);
+    return recordOwnWrite(now, created->metadata);
   }
   Lease lease = std::move(got).value();
+  {
+    std::lock_guard l(mu_);
+    leaseMeta_ = lease.metadata;
+  }
   const std::string holder = lease.spec.holderIdentity.value_or("");
   const std::string renew = lease.spec.renewTime ? lease.spec.renewTime->rfc3339Micro() : "";
   {
@@ -97,14 +102,15 @@ bool LeaderElector::tryAcquireOrRenew() {
   lease.spec.renewTime = now;
   auto updated = client::update(*client_, lease);  // resourceVersion precondition: a racing writer gets Conflict
   if (!updated.ok()) {
-    KLOG_ERROR("\"Failed to update lock\" err=\"" + updated.status().message() + "\"");
+    KLOG_ERROR("\"Failed to update lease\" err=" + quote(updated.status().message()) + " lock=" + quote(desc()));
     return false;
   }
-  return recordOwnWrite(now);
+  return recordOwnWrite(now, updated->metadata);
 }
 
-bool LeaderElector::recordOwnWrite(const api::MicroTime& now) {
+bool LeaderElector::recordOwnWrite(const api::MicroTime& now, const api::meta::v1::ObjectMeta& written) {
   std::lock_guard l(mu_);
+  leaseMeta_ = written;
   observedHolder_ = cfg_.identity;
   observedRenewTime_ = now.rfc3339Micro();
   observedTime_ = lastRenew_ = clock_.now();
@@ -118,7 +124,7 @@ void LeaderElector::run(std::stop_token stop) {
       "'name' is the string used to identify the lease. Please make sure to group by name.",
       {{"name", cfg_.lockName}});
   status.set(0);
-  KLOG_INFO("attempting to acquire leader lease " + cfg_.lockNamespace + "/" + cfg_.lockName + "...");
+  KLOG_INFO("\"Attempting to acquire leader lease...\" lock=" + quote(desc()));
   std::mt19937_64 rng(std::random_device{}());
   while (!stop.stop_requested()) {
     if (tryAcquireOrRenew()) break;
@@ -140,7 +146,8 @@ void LeaderElector::run(std::stop_token stop) {
     if (cfg_.onStoppedLeading) cfg_.onStoppedLeading();
     return;
   }
-  KLOG_INFO("successfully acquired lease " + cfg_.lockNamespace + "/" + cfg_.lockName);
+  recordEvent("became leader");
+  KLOG_INFO("\"Successfully acquired lease\" lock=" + quote(desc()));
   leader_ = true;
   status.set(1);
   std::stop_source leading;
@@ -157,11 +164,12 @@ void LeaderElector::run(std::stop_token stop) {
     }
     if (!renewed) break;
   }
+  recordEvent("stopped leading");
   leader_ = false;
   status.set(0);
   if (!stop.stop_requested())
-    KLOG_INFO("failed to renew lease " + cfg_.lockNamespace + "/" + cfg_.lockName +
-              ": timed out waiting for the condition");
+    KLOG_INFO("\"Failed to renew lease\" lock=" + quote(desc()) + " err=" +
+              quote("timed out waiting for the condition"));
   leading.request_stop();
   if (cfg_.releaseOnCancel && stop.stop_requested()) {
     if (work.joinable()) work.join();  // the controllers stop (within their shutdown timeout) before we let go
@@ -169,6 +177,21 @@ void LeaderElector::run(std::stop_token stop) {
   }
   if (cfg_.onStoppedLeading) cfg_.onStoppedLeading();
   if (work.joinable()) work.detach();  // a lost leader exits the process; do not wait for controllers
+}
+
+void LeaderElector::recordEvent(const std::string& what) {
+  if (!cfg_.recordEvent) return;
+  client::ObjectReference ref;
+  ref.kind = "Lease";
+  ref.apiVersion = "coordination.k8s.io/v1";
+  {
+    std::lock_guard l(mu_);
+    ref.namespace_ = leaseMeta_.namespace_;
+    ref.name = leaseMeta_.name;
+    ref.uid = leaseMeta_.uid;
+    ref.resourceVersion = leaseMeta_.resourceVersion;
+  }
+  cfg_.recordEvent(ref, cfg_.identity + " " + what);
 }
 
 void LeaderElector::release() {
@@ -181,7 +204,7 @@ void LeaderElector::release() {
   lease.spec.acquireTime = now;
   lease.spec.renewTime = now;
   if (auto updated = client::update(*client_, lease); !updated.ok())
-    KLOG_ERROR("\"Failed to release lock\" err=\"" + updated.status().message() + "\"");
+    KLOG_ERROR("\"Failed to release lease\" err=" + quote(updated.status().message()) + " lock=" + quote(desc()));
 }
 
 }  // namespace kcm::leaderelection

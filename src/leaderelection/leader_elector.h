@@ -16,6 +16,8 @@
 
 #include "api/support/types.h"
 #include "base/clock.h"
+#include "api/gen/meta_v1.h"
+#include "client/events.h"
 #include "client/rest_client.h"
 
 namespace kcm::leaderelection {
@@ -33,6 +35,9 @@ struct Config {
   std::function<void(std::stop_token)> onStartedLeading;
   std::function<void()> onStoppedLeading;
   std::function<void(const std::string& identity)> onNewLeader;
+  // client-go's LeaseLock.RecordEvent: a Normal "LeaderElection" event on the Lease, "<identity> became leader"
+  // once acquired and "<identity> stopped leading" when leading ends. Empty: no events.
+  std::function<void(const client::ObjectReference& lease, const std::string& message)> recordEvent;
 };
 
 class LeaderElector {
@@ -51,7 +56,11 @@ class LeaderElector {
   // One attempt to acquire or renew. True when we hold the lease afterwards.
   bool tryAcquireOrRenew();
   // After our own successful write of the Lease: we are the observed holder as of now. Returns true.
-  bool recordOwnWrite(const ::kcm::api::MicroTime& now);
+  bool recordOwnWrite(const ::kcm::api::MicroTime& now, const ::kcm::api::meta::v1::ObjectMeta& written);
+  // The LeaderElection event about the Lease as last read or written.
+  void recordEvent(const std::string& what);
+  // client-go's Lock.Describe(): "namespace/name".
+  std::string desc() const { return cfg_.lockNamespace + "/" + cfg_.lockName; }
   // Gives the Lease up if we still hold it (releaseOnCancel).
   void release();
 
@@ -61,6 +70,7 @@ class LeaderElector {
   std::atomic<bool> leader_{false};
   mutable std::mutex mu_;
   std::string observedHolder_, observedRenewTime_;
+  ::kcm::api::meta::v1::ObjectMeta leaseMeta_;  // of the Lease as last read or written (the events' subject)
   Clock::TimePoint observedTime_{};
   Clock::TimePoint lastRenew_{};
 };

@@ -50,8 +50,13 @@ std::vector<std::string> validate(const KubeControllerManagerOptions& o, std::ve
   if (o.validatingadmissionpolicyStatusController.concurrentValidatingAdmissionPolicyStatusSyncs <= 0)
     errs.push_back("must be positive, got " +
                    std::to_string(o.validatingadmissionpolicyStatusController.concurrentValidatingAdmissionPolicyStatusSyncs));
+  // SecureServingOptions.Validate (Required is false here): `Required && port < 1 || port > 65535` binds as
+  // `(Required && port < 1) || port > 65535`, so a port above 65535 gets the "cannot be turned off" text.
   const int32_t port = o.secureServing.securePort;
-  if (port < 0 || port > 65535)
+  if (port > 65535)
+    errs.push_back("--secure-port " + std::to_string(port) +
+                   " must be between 1 and 65535, inclusive. It cannot be turned off with 0");
+  else if (port < 0)
     errs.push_back("--secure-port " + std::to_string(port) +
                    " must be between 0 and 65535, inclusive. 0 for turning off secure port");
   // In-tree cloud providers are disabled (KEP-2395), and with them every IPAM type but RangeAllocator.

@@ -1,5 +1,7 @@
 // node-ipam-controller in a dual-stack configuration (the seed's IPv4-only command line is covered by
-// BasicControllers): a new node gets one pod CIDR per family, in --cluster-cidr order.
+// BasicControllers): a new node gets one pod CIDR per family, in --cluster-cidr order. The IPv4 range is the
+// seed's: the KWOK nodes may hold CIDRs from it already, and a range allocator refuses to start when a node holds
+// one outside its cluster CIDRs (upstream's occupyCIDRs at start).
 #include <sstream>
 
 #include "framework/solo_kcm_suite.h"
@@ -12,7 +14,7 @@ class NodeIpamDualStack : public SoloKcmSuite<NodeIpamDualStack> {
   static constexpr const char* kControllers = "node-ipam-controller";
   static constexpr const char* kLogName = "kcm-node-ipam-dual";
   static std::vector<std::string> extraFlags() {
-    return {"--allocate-node-cidrs=true", "--cluster-cidr=10.200.0.0/16,fd00:10::/48", "--node-cidr-mask-size-ipv4=26",
+    return {"--allocate-node-cidrs=true", "--cluster-cidr=100.64.0.0/10,fd00:10::/48", "--node-cidr-mask-size-ipv4=26",
             "--service-cluster-ip-range=10.96.0.0/22"};
   }
 };
@@ -32,7 +34,7 @@ TEST_F(NodeIpamDualStack, NewNodeGetsOneCIDRPerFamily) {
   std::string podCIDR, v4, v6;
   in >> podCIDR >> v4 >> v6;
   EXPECT_EQ(podCIDR, v4);
-  EXPECT_EQ(v4.rfind("10.200.", 0), 0u) << v4;
+  EXPECT_EQ(v4.rfind("100.", 0), 0u) << v4;
   EXPECT_EQ(v4.substr(v4.size() - 3), "/26") << v4;
   EXPECT_EQ(v6.rfind("fd00:10:", 0), 0u) << v6;
   EXPECT_EQ(v6.substr(v6.size() - 3), "/64") << v6;

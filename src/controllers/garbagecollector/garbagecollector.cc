@@ -14,7 +14,24 @@ namespace {
 const Status kEnqueuedVirtualDelete(StatusCode::kCancelled, "enqueued virtual delete event");
 const Status kNamespacedOwnerOfClusterScoped(StatusCode::kInvalidArgument,
                                              "cluster-scoped objects cannot refer to namespaced owners");
+// cmd/kube-controller-manager/app/core.go: the discovery sync period, and how long Run waits for the monitors.
 constexpr auto kResyncPeriod = std::chrono::seconds(30);
+constexpr auto kInitialSyncTimeout = std::chrono::seconds(30);
+
+std::string gvrKey(const client::APIResourceInfo& r) {
+  return client::GroupVersionResource{r.group, r.version, r.resource}.toString();
+}
+
+// upstream printDiff: "added: [...], removed: [...]".
+std::string printDiff(const std::set<std::string>& oldResources, const std::set<std::string>& newResources) {
+  auto list = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+    std::string out;
+    for (const auto& x : a)
+      if (!b.count(x)) out += (out.empty() ? "" : " ") + x;
+    return "[" + out + "]";
+  };
+  return "added: " + list(newResources, oldResources) + ", removed: " + list(oldResources, newResources);
+}
 
 std::pair<std::string, std::string> splitAPIVersion(const std::string& apiVersion) {
   auto slash = apiVersion.find('/');
@@ -49,6 +66,46 @@ std::vector<client::APIResourceInfo> deletableResources(const std::vector<client
   return out;
 }
 
+// The attemptToDelete queue's rate limiter (upstream DefaultTypedControllerRateLimiter), which the collector
+// also uses to requeue a virtual node not observed yet (upstream: requeueItem -> AddRateLimited). Such a sync
+// succeeds, and a successful sync makes the queue forget the key's backoff: the forget that follows a
+// requeue() is skipped, so the backoff keeps growing (5 ms doubling to 1000 s) until the node is observed.
+class GarbageCollector::AttemptToDeleteLimiter : public runtime::ItemRateLimiter {
+ public:
+  explicit AttemptToDeleteLimiter(Clock& clock) : inner_(runtime::defaultControllerRateLimiter(clock)) {}
+  Clock::Duration when(const std::string& item) override { return inner_->when(item); }
+  void forget(const std::string& item) override {
+    {
+      std::lock_guard l(mu_);
+      if (keep_.erase(item)) return;
+    }
+    inner_->forget(item);
+  }
+  int numRequeues(const std::string& item) override { return inner_->numRequeues(item); }
+  // The delay before `item` is looked at again, its backoff kept.
+  Clock::Duration requeue(const std::string& item) {
+    {
+      std::lock_guard l(mu_);
+      keep_.insert(item);
+    }
+    return inner_->when(item);
+  }
+
+ private:
+  std::unique_ptr<runtime::ItemRateLimiter> inner_;
+  std::mutex mu_;
+  std::set<std::string> keep_;
+};
+
+namespace {
+template <class L>
+std::unique_ptr<runtime::ItemRateLimiter> makeLimiter(L*& handle, Clock& clock) {
+  auto l = std::make_unique<L>(clock);
+  handle = l.get();
+  return l;
+}
+}  // namespace
+
 GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataClient,
                                    std::shared_ptr<client::DiscoveryClient> discovery,
                                    informers::SharedInformerFactory& factory,
@@ -56,43 +113,94 @@ GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataC
     : client_(std::move(metadataClient)), discovery_(std::move(discovery)), factory_(factory),
       recorder_(std::move(recorder)), clock_(clock),
       deleteBase_("garbage_collector_attempt_to_delete",
-                  [this](const std::string& key) { return attemptToDeleteWorker(key); }, clock),
+                  [this](const std::string& key) { return attemptToDeleteWorker(key); }, clock, -1,
+                  makeLimiter(deleteLimiter_, clock)),
       orphanBase_("garbage_collector_attempt_to_orphan",
                   [this](const std::string& uid) { return attemptToOrphanWorker(uid); }, clock),
       graph_(std::make_unique<GraphBuilder>(factory_, recorder_, deleteBase_.queue(), orphanBase_.queue(), absent_)) {}
 
 GarbageCollector::~GarbageCollector() { resync_.stop(); }
 
+// upstream GarbageCollector.Sync, one pass, with GetDeletableResources.
 Status GarbageCollector::resyncMonitors() {
-  auto all = discovery_->serverPreferredResources();
-  if (!all.ok()) return all.status();
-  int added = graph_->syncMonitors(deletableResources(*all));
-  if (added > 0) KLOG_V(2, "\"synced monitors\" added=" + std::to_string(added));
-  return Status::Ok();
+  std::lock_guard l(syncMu_);
+  if (awaitingSync_ && clock_.now() - resyncedAt_ >= kResyncPeriod) {
+    // upstream blocks up to one period for the monitors after a resync; we look once, a period later.
+    awaitingSync_ = false;
+    if (graph_->isSynced()) KLOG_V(2, "\"synced garbage collector\"");
+    else KLOG_ERROR("\"timed out waiting for dependency graph builder sync during GC sync\"");
+  }
+  discovery_->invalidate();  // upstream discovers afresh every period
+  auto discovered = discovery_->serverPreferredResourcesWithFailures();
+  Status err;
+  std::vector<client::APIResourceInfo> resources;
+  std::map<std::string, std::string> failedGroups;
+  if (!discovered.ok()) {
+    err = discovered.status();
+    KLOG_INFO("\"failed to discover preferred resources\" error=\"" + err.message() + "\"");
+  } else {
+    err = discovered->groupDiscoveryError();
+    if (!err.ok()) KLOG_INFO("\"failed to discover some groups\" groups=\"" + err.message() + "\"");
+    failedGroups = discovered->failedGroupVersions;
+    resources = deletableResources(discovered->resources);
+  }
+  if (resources.empty()) {
+    KLOG_V(2, "\"no resources reported by discovery, skipping garbage collector sync\"");
+    return err;
+  }
+  std::set<std::string> newResources;
+  for (const auto& r : resources) newResources.insert(gvrKey(r));
+  // A group that failed discovery keeps the monitors that had synced: its objects are still in the graph.
+  for (const auto& r : graph_->syncedResources())
+    if (failedGroups.count(r.groupVersion()) && oldResources_.count(gvrKey(r)) && newResources.insert(gvrKey(r)).second)
+      resources.push_back(r);
+  if (newResources == oldResources_) {
+    KLOG_V(5, "\"no resource updates from discovery, skipping garbage collector sync\"");
+    return err;
+  }
+  KLOG_V(2, "\"syncing garbage collector with updated resources from discovery\" diff=\"" +
+                printDiff(oldResources_, newResources) + "\"");
+  resyncMonitors(resources);
+  oldResources_ = std::move(newResources);
+  awaitingSync_ = true;
+  resyncedAt_ = clock_.now();
+  return err;
+}
+
+// With syncMu_ held.
+void GarbageCollector::resyncMonitors(const std::vector<client::APIResourceInfo>& deletable) {
+  auto counts = graph_->syncMonitors(deletable);
+  KLOG_V(4, "\"synced monitors\" added=" + std::to_string(counts.added) + " kept=" + std::to_string(counts.kept) +
+                " removed=" + std::to_string(counts.removed));
+  // upstream startMonitors: nothing to start before Run; afterwards new informers start at once.
+  if (running_ && counts.added > 0) factory_.start(*running_);
+}
+
+bool GarbageCollector::initialSyncEnded(Clock::TimePoint deadline) {
+  if (initialSyncEnded_.load()) return true;
+  const bool synced = graph_->isSynced();
+  if (!synced && clock_.now() < deadline) return false;
+  if (!initialSyncEnded_.exchange(true)) {
+    if (synced) KLOG_INFO("\"Garbage collector: all resource monitors have synced\"");
+    else KLOG_INFO("\"Garbage collector: not all resource monitors could be synced, proceeding anyways\"");
+    KLOG_INFO("\"Proceeding to collect garbage\"");
+  }
+  return true;
 }
 
 void GarbageCollector::run(int workers, std::stop_token stop) {
   KLOG_INFO("\"Starting controller\" controller=\"garbagecollector\"");
-  // Workers start once every monitor has synced, as upstream; then every 30 s the discovery re-sync gives new
-  // resources (a CRD created later) monitors.
-  resync_.start(
-      clock_, kResyncPeriod, stop,
-      [this, workers, stop, first = true]() mutable {
-        if (first) {
-          first = false;
-          KLOG_INFO("\"All resource monitors have synced. Proceeding to collect garbage\"");
-          deleteBase_.start(workers, stop);
-          orphanBase_.start(workers, stop);
-          return;
-        }
-        discovery_->invalidate();
-        if (Status s = resyncMonitors(); !s.ok()) {
-          KLOG_ERROR("\"failed to discover resources\" err=\"" + s.message() + "\"");
-          return;
-        }
-        factory_.start(stop);
-      },
-      [this] { return graph_->isSynced(); });
+  {
+    std::lock_guard l(syncMu_);
+    running_ = stop;
+  }
+  // Sync: at once, then every period after each pass.
+  resync_.start(clock_, kResyncPeriod, stop, [this] { (void)resyncMonitors(); });
+  // Run: the workers wait for the monitors, but no longer than the initial sync timeout.
+  const Clock::TimePoint deadline = clock_.now() + kInitialSyncTimeout;
+  auto ready = [this, deadline] { return initialSyncEnded(deadline); };
+  deleteBase_.start(workers, stop, {ready});
+  orphanBase_.start(workers, stop, {ready});
 }
 
 Result<std::pair<client::GroupVersionResource, bool>> GarbageCollector::apiResource(const std::string& apiVersion,
@@ -336,10 +444,13 @@ runtime::SyncResult GarbageCollector::attemptToDeleteWorker(const std::string& k
     return runtime::SyncResult::error(
         Status(s.code(), "error syncing item " + n->identity.toString() + ": " + s.message()));
   if (n->virtual_) {
-    // Exists in the API but not observed by a monitor (under these coordinates) yet: look again later.
+    // Exists in the API but not observed by a monitor (under these coordinates) yet: look again later, backing
+    // off as upstream's rate-limited requeue does.
     auto again = graph_->node(entry.uid);
-    if (!again || again->virtual_ || again->identity != n->identity)
-      return runtime::SyncResult::after(std::chrono::seconds(1));
+    if (!again || again->virtual_ || again->identity != n->identity) {
+      KLOG_V(5, "\"item hasn't been observed via informer yet\" item=\"" + n->identity.toString() + "\"");
+      return runtime::SyncResult::after(deleteLimiter_->requeue(key));
+    }
   }
   return runtime::SyncResult::ok();
 }

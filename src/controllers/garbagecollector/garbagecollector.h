@@ -5,9 +5,15 @@
 // references to gone owners or to owners deleting in the foreground; only owners waiting for dependents -> delete
 // it in the foreground (unblocking a dependency cycle first). Objects deleting in the foreground lose the
 // foregroundDeletion finalizer once no dependent blocks them. attemptToOrphan workers strip the owner from every
-// dependent, then remove the orphan finalizer. Discovery is re-synced every 30 s; new resources (CRDs) get
-// monitors. Workers: --concurrent-gc-syncs each.
+// dependent, then remove the orphan finalizer. As upstream core.go runs GarbageCollector.Run and Sync together,
+// run() starts both: the discovery sync (at once, then every 30 s) gives new resources (CRDs) monitors and stops
+// those of resources gone from discovery; the workers (--concurrent-gc-syncs each) start once every monitor has
+// synced, or after 30 s regardless, so one resource that cannot be listed does not stop garbage collection.
+// Nothing here is fatal: discovery errors are logged and retried by the next sync.
+#include <atomic>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -27,13 +33,22 @@ class GarbageCollector {
                    informers::SharedInformerFactory& factory, std::shared_ptr<client::EventRecorder> recorder,
                    Clock& clock = RealClock::get());
   ~GarbageCollector();
-  // Monitors for the deletable resources discovery knows now (an error when discovery fails).
+  // One pass of upstream's Sync: fresh discovery, the deletable resources, and (when they changed) monitors for
+  // exactly those; a group that failed discovery keeps the monitors that had synced. Monitors added before run()
+  // start with the factory's next start(), later ones at once. Returns the discovery error, if any (logged; the
+  // next pass retries).
   Status resyncMonitors();
+  // Returns at once (see the file comment). Call once.
   void run(int workers, std::stop_token stop);
   std::string graphDOT() const { return graph_->dumpDOT(); }
 
  private:
   friend class GarbageCollectorTestPeer;  // unit tests run the workers' steps one at a time
+  class AttemptToDeleteLimiter;
+  // upstream resyncMonitors: syncMonitors, then startMonitors once running.
+  void resyncMonitors(const std::vector<client::APIResourceInfo>& deletable);
+  // The workers' start condition: every monitor synced, or the initial wait is over (logged once).
+  bool initialSyncEnded(Clock::TimePoint deadline);
   runtime::SyncResult attemptToDeleteWorker(const std::string& key);
   runtime::SyncResult attemptToOrphanWorker(const std::string& uid);
   Status attemptToDeleteItem(const Node& item);
@@ -63,9 +78,16 @@ class GarbageCollector {
   std::shared_ptr<client::EventRecorder> recorder_;
   Clock& clock_;  // the queues' delays and the discovery re-sync period
   AbsentOwnerCache absent_{500};
+  AttemptToDeleteLimiter* deleteLimiter_ = nullptr;  // owned by deleteBase_'s queue
   runtime::ControllerBase deleteBase_;
   runtime::ControllerBase orphanBase_;
   std::unique_ptr<GraphBuilder> graph_;
+  std::mutex syncMu_;  // one discovery sync at a time; guards the four below
+  std::set<std::string> oldResources_;  // upstream Sync's oldResources: the GVRs of the last resync
+  std::optional<std::stop_token> running_;  // set by run(): new monitors start at once
+  bool awaitingSync_ = false;  // resynced at resyncedAt_; a pass a period later reports whether monitors synced
+  Clock::TimePoint resyncedAt_{};
+  std::atomic<bool> initialSyncEnded_{false};
   Periodic resync_;  // last: stopped first
 };
 

@@ -123,14 +123,18 @@ GraphBuilder::GraphBuilder(informers::SharedInformerFactory& factory, std::share
 
 GraphBuilder::~GraphBuilder() = default;
 
-int GraphBuilder::syncMonitors(const std::vector<client::APIResourceInfo>& deletable) {
-  int added = 0;
+// Called by one caller at a time (the collector's discovery sync).
+GraphBuilder::MonitorCounts GraphBuilder::syncMonitors(const std::vector<client::APIResourceInfo>& deletable) {
+  std::set<std::string> existing, wanted;
+  {
+    std::lock_guard l(monitorsMu_);
+    for (const auto& [key, _] : monitors_) existing.insert(key);
+  }
+  std::map<std::string, Monitor> added;
   for (const auto& r : deletable) {
     client::GroupVersionResource gvr{r.group, r.version, r.resource};
-    {
-      std::lock_guard l(monitorsMu_);
-      if (!monitored_.insert(gvr.toString()).second) continue;
-    }
+    const std::string key = gvr.toString();
+    if (!wanted.insert(key).second || existing.count(key)) continue;
     auto& inf = factory_.forMetadata(gvr);
     const std::string apiVersion = r.groupVersion(), kind = r.kind;
     informers::EventHandler<PartialObjectMetadata> h;
@@ -141,19 +145,42 @@ int GraphBuilder::syncMonitors(const std::vector<client::APIResourceInfo>& delet
     h.onDelete = [this, apiVersion, kind](const auto& o, bool) {
       enqueue({EventType::kDelete, false, o, nullptr, apiVersion, kind});
     };
-    auto registration = inf.addEventHandler(h);
-    std::lock_guard l(monitorsMu_);
-    monitors_.push_back({gvr, kind, &inf, std::move(registration)});
-    ++added;
+    added.emplace(key, Monitor{r, &inf, inf.addEventHandler(h)});
   }
-  return added;
+  MonitorCounts counts;
+  counts.added = static_cast<int>(added.size());
+  std::map<std::string, Monitor> removed;
+  {
+    std::lock_guard l(monitorsMu_);
+    for (auto it = monitors_.begin(); it != monitors_.end();) {
+      if (wanted.count(it->first)) {
+        ++counts.kept;
+        ++it;
+      } else {
+        removed.insert(monitors_.extract(it++));
+      }
+    }
+    monitors_.merge(added);
+  }
+  counts.removed = static_cast<int>(removed.size());
+  removed.clear();  // their handlers are removed here, outside the lock
+  return counts;
 }
 
 bool GraphBuilder::isSynced() const {
   std::lock_guard l(monitorsMu_);
-  for (const auto& m : monitors_)
+  if (monitors_.empty()) return false;
+  for (const auto& [_, m] : monitors_)
     if (!m.informer->hasSynced()) return false;
   return true;
+}
+
+std::vector<client::APIResourceInfo> GraphBuilder::syncedResources() const {
+  std::lock_guard l(monitorsMu_);
+  std::vector<client::APIResourceInfo> out;
+  for (const auto& [_, m] : monitors_)
+    if (m.informer->hasSynced()) out.push_back(m.resource);
+  return out;
 }
 
 void GraphBuilder::enqueue(Event e) {

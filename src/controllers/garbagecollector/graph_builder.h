@@ -92,8 +92,7 @@ class AbsentOwnerCache {
 };
 
 struct Monitor {
-  client::GroupVersionResource gvr;
-  std::string kind;
+  client::APIResourceInfo resource;  // group, version, resource and kind
   informers::SharedInformer<api::meta::v1::PartialObjectMetadata>* informer = nullptr;
   informers::Registration registration;  // the graph's handler on that informer
 };
@@ -104,10 +103,18 @@ class GraphBuilder {
                runtime::WorkQueue& attemptToDelete, runtime::WorkQueue& attemptToOrphan, AbsentOwnerCache& absent);
   ~GraphBuilder();
 
-  // Adds monitors for resources not yet monitored (never removes: a vanished resource's informer just fails to
-  // list). Returns how many were added. New informers start with the factory's next start().
-  int syncMonitors(const std::vector<client::APIResourceInfo>& deletable);
+  // upstream syncMonitors: monitors for exactly `deletable`. New ones register the graph's handler on the
+  // factory's metadata informer (it starts with the factory's next start()); those of resources no longer listed
+  // are stopped: their handler is removed and they no longer count for isSynced(). The shared informer itself
+  // stays with the factory, as upstream's shared informers do.
+  struct MonitorCounts {
+    int added = 0, kept = 0, removed = 0;
+  };
+  MonitorCounts syncMonitors(const std::vector<client::APIResourceInfo>& deletable);
+  // upstream IsSynced: there is a monitor and every monitor has synced.
   bool isSynced() const;
+  // The monitored resources whose informer has synced (upstream IsResourceSynced, for all at once).
+  std::vector<client::APIResourceInfo> syncedResources() const;
 
   // For the collector: a copy of a node, if in the graph.
   std::optional<Node> node(const std::string& uid) const;
@@ -143,8 +150,7 @@ class GraphBuilder {
   AbsentOwnerCache& absent_;
 
   mutable std::mutex monitorsMu_;
-  std::vector<Monitor> monitors_;
-  std::set<std::string> monitored_;  // gvr strings
+  std::map<std::string, Monitor> monitors_;  // by gvr string
 
   mutable std::shared_mutex graphMu_;
   std::unordered_map<std::string, Node> uidToNode_;

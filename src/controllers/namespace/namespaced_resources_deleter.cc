@@ -48,8 +48,12 @@ struct ConditionUpdater {
   std::vector<NamespaceCondition> next;
   std::vector<std::string> deleteContentErrors;
 
-  void discoveryFailed(const Status& s) {
-    next.push_back(condition("NamespaceDeletionDiscoveryFailure", "True", "DiscoveryFailed", s.message(), now));
+  // upstream ProcessDiscoverResourcesErr: failed groups are counted in the message.
+  void discoveryFailed(const Status& s, size_t failedGroups) {
+    std::string msg = s.message();
+    if (failedGroups > 0)
+      msg = "Discovery failed for some groups, " + std::to_string(failedGroups) + " failing: " + msg;
+    next.push_back(condition("NamespaceDeletionDiscoveryFailure", "True", "DiscoveryFailed", msg, now));
   }
   void contentTotals(const std::map<std::string, int>& gvrRemaining, const std::map<std::string, int>& finalizers) {
     std::vector<std::string> parts;
@@ -126,8 +130,10 @@ Status aggregate(const std::vector<Status>& errs) {
   return Status(errs.front().code(), "[" + msg + "]");
 }
 
+// upstream: errors.IsMethodNotSupported(err) || errors.IsNotFound(err) (405 / 404); anything else, 400 included,
+// is an error.
 bool methodNotSupported(const Status& s) {
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument;  // 404 / 405
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kMethodNotAllowed;
 }
 
 }  // namespace
@@ -149,12 +155,12 @@ void NamespacedResourcesDeleter::setNotSupported(const std::string& op, const Gr
 }
 
 Status NamespacedResourcesDeleter::initOpCache() {
-  auto resources = discover_();
-  if (!resources.ok()) KLOG_ERROR("\"Unable to get all supported resources from server\" err=\"" +
-                                  resources.status().message() + "\"");
-  if (!resources.ok() || resources->empty())
+  auto discovered = discover_();
+  Status err = discovered.ok() ? discovered->groupDiscoveryError() : discovered.status();
+  if (!err.ok()) KLOG_ERROR("\"Unable to get all supported resources from server\" err=\"" + err.message() + "\"");
+  if (!discovered.ok() || discovered->resources.empty())
     return Status(StatusCode::kUnavailable, "Unable to get any supported resources from server");
-  for (const auto& r : *resources) {
+  for (const auto& r : discovered->resources) {
     GroupVersionResource gvr{r.group, r.version, r.resource};
     for (const char* op : {"list", "deletecollection"})
       if (!r.hasVerb(op)) setNotSupported(op, gvr);
@@ -291,13 +297,19 @@ NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent
   auto note = [&](const Status& s) {
     if (!s.ok()) errs.push_back(s);
   };
-  auto resources = discover_();
+  // Discovery errors are not fatal: what was discovered is emptied, and the error keeps the namespace from being
+  // finalized (content of a failed group may still exist).
+  auto discovered = discover_();
   std::vector<GroupVersionResource> gvrs;
-  if (!resources.ok()) {
-    note(resources.status());
-    cu.discoveryFailed(resources.status());
+  if (!discovered.ok()) {
+    note(discovered.status());
+    cu.discoveryFailed(discovered.status(), 0);
   } else {
-    for (const auto& r : *resources)
+    if (Status s = discovered->groupDiscoveryError(); !s.ok()) {
+      note(s);
+      cu.discoveryFailed(s, discovered->failedGroupVersions.size());
+    }
+    for (const auto& r : discovered->resources)
       if (r.hasVerb("delete")) gvrs.push_back({r.group, r.version, r.resource});
   }
   std::sort(gvrs.begin(), gvrs.end(), [](const auto& a, const auto& b) { return a.toString() < b.toString(); });
@@ -342,6 +354,16 @@ NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent
   cu.contentTotals(gvrRemaining, finalizersRemaining);
   writeConditions();
   return {aggregate(errs), estimate};
+}
+
+NamespacedResourcesDeleter::DiscoverFunc discoverPreferredNamespacedResources(
+    std::shared_ptr<client::DiscoveryClient> discovery) {
+  auto mu = std::make_shared<std::mutex>();
+  return [discovery = std::move(discovery), mu]() -> Result<client::DiscoveryResult> {
+    std::lock_guard l(*mu);
+    discovery->invalidate();
+    return discovery->serverPreferredNamespacedResources();
+  };
 }
 
 }  // namespace kcm::controllers

@@ -3,7 +3,8 @@
 // every namespaced resource found by discovery that supports delete (pods first; deletecollection, else one by
 // one, background propagation), reports what is left in status.conditions (NamespaceDeletionDiscoveryFailure,
 // NamespaceDeletionGroupVersionParsingFailure, NamespaceDeletionContentFailure, NamespaceContentRemaining,
-// NamespaceFinalizersRemaining), and once nothing is left removes its finalizer token through /finalize.
+// NamespaceFinalizersRemaining), and once nothing is left (and no discovery or deletion error remains) removes its
+// finalizer token through /finalize.
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,7 +23,9 @@ namespace kcm::controllers {
 
 class NamespacedResourcesDeleter {
  public:
-  using DiscoverFunc = std::function<Result<std::vector<client::APIResourceInfo>>()>;
+  // The namespaced resources to empty, and the group-versions discovery could not read (upstream's
+  // discoverResourcesFn: ServerPreferredNamespacedResources, partial results with ErrGroupDiscoveryFailed).
+  using DiscoverFunc = std::function<Result<client::DiscoveryResult>()>;
   struct Outcome {
     Status status;
     int64_t remainingEstimateSeconds = 0;  // > 0: content is still going away; look again later
@@ -31,8 +34,11 @@ class NamespacedResourcesDeleter {
   // `clock` stamps condition transitions and measures how long ago the namespace was deleted.
   NamespacedResourcesDeleter(std::shared_ptr<client::RestClient> client, DiscoverFunc discover,
                              std::string finalizerToken = "kubernetes", Clock& clock = RealClock::get());
-  // Learns which resources cannot list or deletecollection; an error when discovery yields nothing at all.
+  // Learns which resources cannot list or deletecollection; an error when discovery yields nothing at all
+  // (upstream exits then).
   Status initOpCache();
+  // Empties the namespace and, once nothing is left and discovery was complete, finalizes it. A failed group is
+  // reported (NamespaceDeletionDiscoveryFailure) and returned as the error, after the other groups were emptied.
   Outcome deleteNamespace(const std::string& name);
 
  private:
@@ -65,5 +71,10 @@ class NamespacedResourcesDeleter {
   std::mutex opMu_;
   std::set<std::string> notSupported_;  // "<op> <gvr>"
 };
+
+// upstream core.go's discoverResourcesFn: fresh discovery on every call (a namespace may hold resources of a CRD
+// created a moment ago), serialized on `discovery`.
+NamespacedResourcesDeleter::DiscoverFunc discoverPreferredNamespacedResources(
+    std::shared_ptr<client::DiscoveryClient> discovery);
 
 }  // namespace kcm::controllers

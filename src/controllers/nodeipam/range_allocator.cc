@@ -3,17 +3,39 @@
 #include "api/gen/core_v1_json.h"
 #include "base/log.h"
 #include "client/typed_client.h"
+#include "controllers/util/node_util.h"
 
 namespace kcm::controllers {
 
 using api::core::v1::Node;
+
+namespace {
+// upstream cidr_allocator.go: how often and how long the node list is retried before the allocator gives up.
+constexpr std::chrono::seconds kNodePollInterval{10};
+constexpr std::chrono::minutes kAPIServerStartupGracePeriod{10};
+constexpr int kCIDRUpdateRetries = 3;
+
+// upstream listNodes: the apiserver may not be up yet; failing for the whole grace period fails the start.
+Result<std::vector<Node>> listNodes(client::RestClient& c, Clock& clock, std::stop_token stop) {
+  const auto deadline = clock.now() + kAPIServerStartupGracePeriod;
+  while (true) {
+    auto list = client::list<Node>(c, "");
+    if (list.ok()) return std::move(list->items);
+    KLOG_ERROR("\"Failed to list all nodes\" err=\"" + list.status().message() + "\"");
+    if (clock.now() + kNodePollInterval > deadline || !clock.sleepFor(kNodePollInterval, stop))
+      return Status(StatusCode::kUnavailable,
+                    "failed to list all nodes in 10m0s, cannot proceed without updating CIDR map");
+  }
+}
+}  // namespace
 
 Result<std::unique_ptr<RangeAllocator>> RangeAllocator::create(std::shared_ptr<client::RestClient> client,
                                                                 std::shared_ptr<client::EventRecorder> recorder,
                                                                 informers::SharedInformer<Node>& nodes,
                                                                 const std::vector<IpCidr>& clusterCIDRs,
                                                                 const std::vector<int>& nodeMaskSizes,
-                                                                const std::vector<IpCidr>& serviceCIDRs) {
+                                                                const std::vector<IpCidr>& serviceCIDRs,
+                                                                Clock& clock, std::stop_token stop) {
   std::vector<CidrSet> sets;
   for (size_t i = 0; i < clusterCIDRs.size(); ++i) {
     auto set = CidrSet::create(clusterCIDRs[i], nodeMaskSizes.at(i));
@@ -23,8 +45,18 @@ Result<std::unique_ptr<RangeAllocator>> RangeAllocator::create(std::shared_ptr<c
       if (set->overlaps(svc)) (void)set->occupy(svc);
     sets.push_back(std::move(set).value());
   }
-  return std::unique_ptr<RangeAllocator>(
-      new RangeAllocator(std::move(client), std::move(recorder), nodes, std::move(sets)));
+  auto existing = listNodes(*client, clock, stop);
+  if (!existing.ok()) return existing.status();
+  std::unique_ptr<RangeAllocator> ra(new RangeAllocator(std::move(client), std::move(recorder), nodes, std::move(sets)));
+  // Restart safety: what nodes already hold is taken before anything is handed out. A CIDR that cannot be taken
+  // (garbage, a changed cluster CIDR) would keep failing, so the start fails instead of allocating around it.
+  for (const auto& n : *existing) {
+    if (n.spec.podCIDRs.empty()) continue;
+    KLOG_V(4, "\"Node has CIDR, occupying it in CIDR map\" node=\"" + n.metadata.name + "\" podCIDR=\"" +
+                  n.spec.podCIDR + "\"");
+    if (Status s = ra->occupyCIDRs(n); !s.ok()) return s;
+  }
+  return ra;
 }
 
 RangeAllocator::RangeAllocator(std::shared_ptr<client::RestClient> client,
@@ -42,11 +74,19 @@ RangeAllocator::RangeAllocator(std::shared_ptr<client::RestClient> client,
 Status RangeAllocator::occupyCIDRs(const Node& node) {
   std::lock_guard l(mu_);
   const auto& cidrs = node.spec.podCIDRs;
-  for (size_t i = 0; i < cidrs.size() && i < sets_.size(); ++i) {
+  const std::string& name = node.metadata.name;
+  for (size_t i = 0; i < cidrs.size(); ++i) {
     auto cidr = IpCidr::parse(cidrs[i]);
-    if (!cidr.ok())
-      return Status(StatusCode::kInvalidArgument, "failed to parse node " + node.metadata.name + ", CIDR " + cidrs[i]);
-    if (Status s = sets_[i].occupy(*cidr); !s.ok()) return s.withContext("node " + node.metadata.name);
+    if (!cidr.ok())  // upstream names spec.podCIDR here, whichever entry failed
+      return Status(StatusCode::kInvalidArgument, "failed to parse node " + name + ", CIDR " + node.spec.podCIDR);
+    // A CIDR at an index with no cluster CIDR: the cluster went from dual-stack to single-stack.
+    if (i >= sets_.size())
+      return Status(StatusCode::kInvalidArgument, "node:" + name + " has an allocated cidr: " + cidrs[i] +
+                                                      " at index:" + std::to_string(i) +
+                                                      " that does not exist in cluster cidrs configuration");
+    if (Status s = sets_[i].occupy(*cidr); !s.ok())
+      return Status(s.code(), "failed to mark cidr[" + cidr->toString() + "] at idx [" + std::to_string(i) +
+                                  "] as occupied for node: " + name + ": " + s.message());
   }
   return Status::Ok();
 }
@@ -59,25 +99,16 @@ void RangeAllocator::releaseCIDRs(const Node& node) {
 }
 
 void RangeAllocator::run(int workers, std::stop_token stop) {
-  // Occupy what existing nodes already hold before allocating anything (restart safety): done once, as the
-  // last step of "synced", before the first sync runs.
-  base_.start(workers, stop, {[this, occupied = false]() mutable {
-                if (!nodes_.hasSynced()) return false;
-                if (!occupied) {
-                  for (const auto& n : nodes_.store().list())
-                    if (Status s = occupyCIDRs(*n); !s.ok())
-                      KLOG_ERROR("\"Failed to occupy node CIDR\" err=\"" + s.message() + "\"");
-                  occupied = true;
-                }
-                return true;
-              }});
+  // What nodes held at start was occupied by create(); nodes seen since are occupied by their syncs.
+  base_.start(workers, stop, {[this] { return nodes_.hasSynced(); }});
 }
 
 runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
   auto node = nodes_.store().get(name);
   if (!node || node->metadata.deletionTimestamp) return runtime::SyncResult::ok();
   if (!node->spec.podCIDRs.empty()) {
-    if (Status s = occupyCIDRs(*node); !s.ok()) return runtime::SyncResult::errorNoRetry(s);
+    // upstream returns the error: the node is retried with backoff.
+    if (Status s = occupyCIDRs(*node); !s.ok()) return runtime::SyncResult::error(s);
     return runtime::SyncResult::ok();
   }
   std::vector<IpCidr> allocated;
@@ -91,8 +122,7 @@ runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
       auto next = sets_[i].allocateNext();
       if (!next.ok()) {
         for (size_t j = 0; j < allocated.size(); ++j) (void)sets_[j].release(allocated[j]);
-        recorder_->event({"Node", "", "", name, name, "", ""}, client::kEventTypeNormal, "CIDRNotAvailable",
-                         "Node " + name + " status is now: CIDRNotAvailable");
+        recordNodeStatusChange(*recorder_, *node, "CIDRNotAvailable");
         return runtime::SyncResult::error(
             next.status().withContext("failed to allocate cidr from cluster cidr at idx:" + std::to_string(i)));
       }
@@ -106,7 +136,7 @@ runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
     list += (list.empty() ? "\"" : ",\"") + cidrs.back() + "\"";
   }
   const std::string patch = R"({"spec":{"podCIDR":")" + cidrs.front() + R"(","podCIDRs":[)" + list + "]}}";
-  for (int attempt = 0; attempt < 3; ++attempt) {  // cidrUpdateRetries
+  for (int attempt = 0; attempt < kCIDRUpdateRetries; ++attempt) {
     auto r = client::patch<Node>(*client_, "", name, client::PatchType::kStrategicMerge, patch);
     if (r.ok()) {
       if (r->spec.podCIDRs == cidrs) {
@@ -118,10 +148,8 @@ runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
       }
       return runtime::SyncResult::ok();
     }
-    if (r.status().code() == StatusCode::kNotFound) break;
   }
-  recorder_->event({"Node", "", "", name, name, "", ""}, client::kEventTypeNormal, "CIDRAssignmentFailed",
-                   "Node " + name + " status is now: CIDRAssignmentFailed");
+  recordNodeStatusChange(*recorder_, *node, "CIDRAssignmentFailed");
   releaseAll();
   return runtime::SyncResult::error(Status(StatusCode::kUnavailable, "failed to update node " + name + " PodCIDR"));
 }

@@ -4,8 +4,11 @@
 #include <set>
 
 #include "api/gen/core_v1_json.h"
+#include "api/support/wall_time.h"
 #include "base/log.h"
 #include "client/typed_client.h"
+#include "controllers/util/controller_utils.h"
+#include "controllers/util/node_util.h"
 
 namespace kcm::controllers {
 
@@ -13,6 +16,9 @@ using api::core::v1::Node;
 using api::core::v1::Pod;
 
 namespace {
+
+// Deletions in flight at once for one pass (upstream starts them all; the client's rate limiter paces them).
+constexpr size_t kMaxConcurrentDeletes = 16;
 
 bool isPodTerminated(const Pod& p) {
   const std::string& ph = p.status.phase;
@@ -31,12 +37,12 @@ bool isNodeReady(const Node& n) {
 
 PodGCController::PodGCController(std::shared_ptr<client::RestClient> client, informers::SharedInformer<Pod>& pods,
                                  informers::SharedInformer<Node>& nodes, int terminatedPodThreshold,
-                                 Clock::Duration gcCheckPeriod, Clock::Duration quarantineTime)
-    : client_(std::move(client)), pods_(pods), nodes_(nodes), threshold_(terminatedPodThreshold),
+                                 Clock::Duration gcCheckPeriod, Clock::Duration quarantineTime, Clock& clock)
+    : client_(std::move(client)), clock_(clock), pods_(pods), nodes_(nodes), threshold_(terminatedPodThreshold),
       period_(gcCheckPeriod), quarantine_(quarantineTime) {}
 
 void PodGCController::run(std::stop_token stop) {
-  periodic_.start(RealClock::get(), period_, stop, [this] { gc(); },
+  periodic_.start(clock_, period_, stop, [this] { gc(); },
                   [this] { return pods_.hasSynced() && nodes_.hasSynced(); });
 }
 
@@ -48,25 +54,34 @@ void PodGCController::gc() {
   gcUnscheduledTerminating(pods);
 }
 
-Status PodGCController::markFailedAndDeletePod(const Pod& pod, bool withDisruptionCondition) {
-  const std::string ref = pod.metadata.namespace_ + "/" + pod.metadata.name;
-  KLOG_INFO("\"PodGC is force deleting Pod\" pod=\"" + ref + "\"");
+Status PodGCController::markFailedAndDeletePodWithCondition(const Pod& pod,
+                                                            std::optional<api::core::v1::PodCondition> condition) {
+  KLOG_INFO("\"PodGC is force deleting Pod\" pod=\"" + podKey(pod) + "\"");
   if (pod.status.phase != "Succeeded" && pod.status.phase != "Failed") {
     // Make the pod Failed first: without a kubelet an orphaned pod would stay Running forever.
-    std::string patch = R"({"status":{"phase":"Failed")";
-    if (withDisruptionCondition)
-      patch += R"(,"conditions":[{"type":"DisruptionTarget","status":"True","reason":"DeletionByPodGC",)"
-               R"("message":"PodGC: node no longer exists","lastTransitionTime":")" +
-               api::Time::now().rfc3339() + R"("}])";
-    patch += R"(}})";
-    auto r = client::patch<Pod>(*client_, pod.metadata.namespace_, pod.metadata.name, client::PatchType::kStrategicMerge,
-                                patch, "status");
-    if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
+    api::core::v1::PodStatus status = pod.status;
+    status.phase = "Failed";
+    // upstream CalculatePodStatusObservedGeneration, with PodObservedGenerationTracking GA (locked on) in v1.37.
+    status.observedGeneration = pod.metadata.generation;
+    if (condition) (void)updatePodCondition(status, std::move(*condition), api::timeNow(clock_));
+    if (auto patch = podStatusPatch(pod.metadata.uid, pod.status, status)) {
+      auto r = client::patch<Pod>(*client_, pod.metadata.namespace_, pod.metadata.name,
+                                  client::PatchType::kStrategicMerge, *patch, "status");
+      if (!r.ok()) return r.status().withContext("failed to patch status for pod " + podKey(pod));
+    }
   }
   client::DeleteOptions d;
   d.gracePeriodSeconds = 0;
   Status s = client::remove<Pod>(*client_, pod.metadata.namespace_, pod.metadata.name, d);
   return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
+}
+
+void PodGCController::deleteConcurrently(const std::vector<PodPtr>& pods, const char* what) {
+  parallelFor(pods.size(), kMaxConcurrentDeletes, [&](size_t i) {
+    if (Status s = markFailedAndDeletePod(*pods[i]); !s.ok())
+      KLOG_ERROR("\"Failed to delete " + std::string(what) + "\" pod=\"" + podKey(*pods[i]) + "\" err=\"" +
+                 s.message() + "\"");
+  });
 }
 
 void PodGCController::gcTerminated(const std::vector<PodPtr>& pods) {
@@ -82,28 +97,30 @@ void PodGCController::gcTerminated(const std::vector<PodPtr>& pods) {
     if (a->metadata.creationTimestamp == b->metadata.creationTimestamp) return a->metadata.name < b->metadata.name;
     return a->metadata.creationTimestamp < b->metadata.creationTimestamp;
   });
-  for (int i = 0; i < deleteCount; ++i)
-    if (Status s = markFailedAndDeletePod(*terminated[i], false); !s.ok())
-      KLOG_ERROR("\"Failed to delete terminated pod\" err=\"" + s.message() + "\"");
+  terminated.resize(static_cast<size_t>(deleteCount));
+  deleteConcurrently(terminated, "terminated pod");
 }
 
 void PodGCController::gcTerminating(const std::vector<PodPtr>& pods) {
+  std::vector<PodPtr> terminating;
   for (const auto& p : pods) {
     if (!p->metadata.deletionTimestamp) continue;
     auto node = nodes_.store().get(p->spec.nodeName);
     if (!node || isNodeReady(*node)) continue;
     bool outOfService = std::any_of(node->spec.taints.begin(), node->spec.taints.end(),
                                     [](const auto& t) { return t.key == "node.kubernetes.io/out-of-service"; });
-    if (outOfService)
-      if (Status s = markFailedAndDeletePod(*p, false); !s.ok())
-        KLOG_ERROR("\"Failed to delete terminating pod on out-of-service node\" err=\"" + s.message() + "\"");
+    if (outOfService) terminating.push_back(p);
   }
+  if (terminating.empty()) return;
+  KLOG_V(4, "\"Garbage collecting pods that are terminating on node tainted with node.kubernetes.io/out-of-service\" "
+            "numPods=" + std::to_string(terminating.size()));
+  deleteConcurrently(terminating, "terminating pod on out-of-service node");
 }
 
 void PodGCController::gcOrphaned(const std::vector<PodPtr>& pods) {
   std::set<std::string> existing;
   for (const auto& n : nodes_.store().list()) existing.insert(n->metadata.name);
-  auto now = RealClock::get().now();
+  auto now = clock_.now();
   for (const auto& p : pods)
     if (!p->spec.nodeName.empty() && !existing.count(p->spec.nodeName)) missingSince_.emplace(p->spec.nodeName, now);
   // Nodes missing from the informer for the quarantine time are checked live before their pods go.
@@ -125,16 +142,28 @@ void PodGCController::gcOrphaned(const std::vector<PodPtr>& pods) {
     if (!deleted.count(p->spec.nodeName)) continue;
     KLOG_INFO("\"Found orphaned Pod assigned to the Node, deleting\" pod=\"" + p->metadata.namespace_ + "/" +
               p->metadata.name + "\" node=\"" + p->spec.nodeName + "\"");
-    if (Status s = markFailedAndDeletePod(*p, true); !s.ok())
-      KLOG_ERROR("\"Failed to delete orphaned pod\" err=\"" + s.message() + "\"");
+    api::core::v1::PodCondition c;
+    c.type = "DisruptionTarget";
+    // upstream CalculatePodConditionObservedGeneration with PodObservedGenerationTracking GA: the generation.
+    c.observedGeneration = p->metadata.generation;
+    c.status = "True";
+    c.reason = "DeletionByPodGC";
+    c.message = "PodGC: node no longer exists";
+    if (Status s = markFailedAndDeletePodWithCondition(*p, std::move(c)); !s.ok())
+      KLOG_ERROR("\"Failed to delete orphaned pod\" pod=\"" + podKey(*p) + "\" err=\"" + s.message() + "\"");
+    else
+      KLOG_INFO("\"Forced deletion of orphaned Pod succeeded\" pod=\"" + podKey(*p) + "\"");
   }
 }
 
 void PodGCController::gcUnscheduledTerminating(const std::vector<PodPtr>& pods) {
   for (const auto& p : pods) {
     if (!p->metadata.deletionTimestamp || !p->spec.nodeName.empty()) continue;
-    if (Status s = markFailedAndDeletePod(*p, false); !s.ok())
-      KLOG_ERROR("\"Failed to delete unscheduled terminating pod\" err=\"" + s.message() + "\"");
+    if (Status s = markFailedAndDeletePod(*p); !s.ok())
+      KLOG_ERROR("\"Failed to delete unscheduled terminating pod\" pod=\"" + podKey(*p) + "\" err=\"" +
+                 s.message() + "\"");
+    else
+      KLOG_INFO("\"Forced deletion of unscheduled terminating Pod succeeded\" pod=\"" + podKey(*p) + "\"");
   }
 }
 

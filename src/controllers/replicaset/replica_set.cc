@@ -234,7 +234,7 @@ Status ReplicaSetControllerT<K>::manageReplicas(const std::vector<PodPtr>& activ
       if (isPodActive(*p)) ++podsOnNode[p->spec.nodeName];
     std::vector<RankedPod> ranked;
     for (const auto& p : activePods) ranked.push_back({p, podsOnNode[p->spec.nodeName]});
-    if (diff < static_cast<int>(ranked.size())) sortPodsForDeletion(ranked, api::timeNow(clock_));
+    if (diff < static_cast<int>(ranked.size())) sortPodsForDeletion(ranked, clock_.wallNow());
     ranked.resize(diff);
     std::set<std::string> keys;
     for (const auto& r : ranked) keys.insert(podKey(*r.pod));
@@ -262,11 +262,10 @@ template <class K>
 decltype(K::Object::status) ReplicaSetControllerT<K>::calculateStatus(const Object& rs,
                                                                       const std::vector<PodPtr>& active,
                                                                       const std::vector<PodPtr>& terminating,
-                                                                      const Status& manageErr) {
+                                                                      const Status& manageErr, WallTime now) {
   auto s = rs.status;
   int32_t fullyLabeled = 0, ready = 0, available = 0;
   const auto& tmplLabels = K::podTemplate(rs).metadata.labels;
-  const api::Time now = api::timeNow(clock_);
   for (const auto& p : active) {
     bool all = true;
     for (const auto& [k, v] : tmplLabels) {
@@ -292,7 +291,7 @@ decltype(K::Object::status) ReplicaSetControllerT<K>::calculateStatus(const Obje
     c.status = "True";
     c.reason = diff < 0 ? "FailedCreate" : diff > 0 ? "FailedDelete" : "";
     c.message = manageErr.message();
-    c.lastTransitionTime = now;
+    c.lastTransitionTime = api::timeNow(clock_);
     s.conditions.push_back(std::move(c));
   } else if (manageErr.ok() && failure != s.conditions.end()) {
     s.conditions.erase(failure);
@@ -321,11 +320,14 @@ Result<typename ReplicaSetControllerT<K>::ObjectPtr> ReplicaSetControllerT<K>::u
               rs.metadata.generation == cur.observedGeneration && sameConditions(cur.conditions, newStatus.conditions);
   if constexpr (K::kTerminatingReplicas) same = same && cur.terminatingReplicas == newStatus.terminatingReplicas;
   if (same) return std::make_shared<const Object>(rs);
+  // The generation this sync acted on, not the one a retry's fresh read brings: the status must not claim a spec
+  // it never reconciled (upstream updateReplicaSetStatus sets it once, before its retry loop).
+  auto status = newStatus;
+  status.observedGeneration = rs.metadata.generation;
   Object obj = rs;
   Status last;
   for (int i = 0;; ++i) {
-    obj.status = newStatus;
-    obj.status.observedGeneration = obj.metadata.generation;
+    obj.status = status;
     KLOG_V(4, "\"Updating status\" replicaSet=\"" + key(rs.metadata) + "\" replicas=" +
                   std::to_string(newStatus.replicas));
     auto r = client::updateStatus(*client_, obj);
@@ -391,7 +393,8 @@ runtime::SyncResult ReplicaSetControllerT<K>::syncReplicaSet(const std::string& 
 
   Status manageErr;
   if (needsSync && !rs->metadata.deletionTimestamp) manageErr = manageReplicas(active, *rs);
-  auto newStatus = calculateStatus(*rs, active, terminating, manageErr);
+  const WallTime now = clock_.wallNow();
+  auto newStatus = calculateStatus(*rs, active, terminating, manageErr, now);
   auto updated = updateStatus(*rs, newStatus);
   if (!updated.ok()) return runtime::SyncResult::error(updated.status());
   if ((*updated)->metadata.resourceVersion != rs->metadata.resourceVersion)
@@ -399,7 +402,9 @@ runtime::SyncResult ReplicaSetControllerT<K>::syncReplicaSet(const std::string& 
   if (!manageErr.ok()) return runtime::SyncResult::error(manageErr);
   const auto& u = **updated;
   if (u.spec.minReadySeconds > 0 && u.status.readyReplicas != u.status.availableReplicas) {
-    auto next = findMinNextPodAvailabilityCheck(active, u.spec.minReadySeconds, api::timeNow(clock_));
+    // minReadySeconds is only the fallback; the check itself may say "now" (zero): the pod's moment passed
+    // while the status was written.
+    auto next = findMinNextPodAvailabilityCheck(active, u.spec.minReadySeconds, now, clock_);
     return runtime::SyncResult::after(next.value_or(std::chrono::seconds(u.spec.minReadySeconds)));
   }
   return runtime::SyncResult::ok();

@@ -71,8 +71,10 @@ class ReplicaSetControllerT {
 
   Status manageReplicas(const std::vector<PodPtr>& activePods, const Object& rs);
   Result<ObjectPtr> updateStatus(const Object& rs, const decltype(Object::status)& newStatus);
+  // now: one wall-clock reading shared with the next availability check (upstream syncReplicaSet).
   decltype(Object::status) calculateStatus(const Object& rs, const std::vector<PodPtr>& active,
-                                           const std::vector<PodPtr>& terminating, const Status& manageErr);
+                                           const std::vector<PodPtr>& terminating, const Status& manageErr,
+                                           WallTime now);
   std::vector<PodPtr> indirectlyRelatedPods(const Object& rs);
   ObjectPtr resolveControllerRef(const std::string& ns, const api::meta::v1::OwnerReference& ref);
   std::vector<ObjectPtr> getPodOwners(const api::core::v1::Pod& pod);

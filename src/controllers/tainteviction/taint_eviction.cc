@@ -2,14 +2,12 @@
 
 #include <functional>
 
-#include <nlohmann/json.hpp>
-
-#include "api/gen/core_v1_codec.h"
 #include "api/gen/core_v1_json.h"
 #include "api/support/wall_time.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
+#include "controllers/util/controller_utils.h"
 #include "controllers/util/node_util.h"
 #include "controllers/util/taints.h"
 #include "informers/store.h"
@@ -275,14 +273,11 @@ Status TaintEvictionController::addConditionAndDeletePod(const std::string& ns, 
   cond.message = "Taint manager: deleting due to NoExecute taint";
   cond.observedGeneration = pod->metadata.generation;
   if (updatePodCondition(status, cond, api::timeNow(RealClock::get()))) {
-    // Only the changed condition (strategic merge by type), guarded by the pod's UID as upstream's PatchPodStatus.
-    api::core::v1::PodCondition* c = nullptr;
-    for (auto& x : status.conditions)
-      if (x.type == "DisruptionTarget") c = &x;
-    std::string patch = R"({"metadata":{"uid":)" + nlohmann::json(pod->metadata.uid).dump() +
-                        R"(},"status":{"conditions":[)" + api::encodeJson(*c) + "]}}";
-    auto r = client::patch<Pod>(*client_, ns, name, client::PatchType::kStrategicMerge, patch, "status");
-    if (!r.ok()) return r.status();
+    // upstream PatchPodStatus: the change as a strategic merge patch guarded by the pod's UID.
+    if (auto patch = podStatusPatch(pod->metadata.uid, pod->status, status)) {
+      auto r = client::patch<Pod>(*client_, ns, name, client::PatchType::kStrategicMerge, *patch, "status");
+      if (!r.ok()) return r.status();
+    }
   }
   return client::remove<Pod>(*client_, ns, name);
 }

@@ -3,7 +3,9 @@
 // they do not all tolerate are deleted at once; pods tolerating them all are deleted after the smallest
 // tolerationSeconds of the tolerations used (never when none sets it). The scheduled deletion is cancelled
 // (event "Cancelling deletion of Pod") when the taints go away or become tolerated. Before deleting, the pod
-// gets the condition DisruptionTarget=True (reason DeletionByTaintManager). Node and pod updates are handled by
+// gets the condition DisruptionTarget=True (reason DeletionByTaintManager). A scheduled deletion is forgotten once
+// it returned, so a pod still terminating is evicted again, with a new event, on a later taint or toleration
+// change (upstream timed_workers.go). Node and pod updates are handled by
 // 8 shards by node name (one pool task each at a time), node updates first, as upstream's 8 workers.
 #include <condition_variable>
 #include <deque>

@@ -1,6 +1,9 @@
 #include "controllers/tainteviction/timed_workers.h"
 
+#include <vector>
+
 #include "base/executor.h"
+#include "base/log.h"
 
 namespace kcm::controllers {
 
@@ -24,57 +27,65 @@ TimedWorkerQueue::~TimedWorkerQueue() {
 void TimedWorkerQueue::addWork(const std::string& key, Clock::TimePoint createdAt, Clock::TimePoint fireAt) {
   std::lock_guard l(mu_);
   if (closed_ || entries_.count(key)) return;
-  uint64_t id = nextId_++;
-  Entry& e = entries_[key] = Entry{id, Worker{createdAt, fireAt}};
-  e.timer = clock_.schedule(fireAt, [this, key, id] { fire(key, id); });
+  const uint64_t id = nextId_++;
+  // As upstream createWorker: the delay is fireAt - createdAt, counted from now.
+  const Clock::Duration delay = fireAt - createdAt;
+  Entry& e = entries_[key] = Entry{id, Worker{createdAt, fireAt}, delay > Clock::Duration::zero()};
+  if (!e.timed) {
+    startLocked(key, id, fireAt);
+    return;
+  }
+  e.timer = clock_.scheduleAfter(delay, [this, key, id] { fire(key, id); });
 }
 
 bool TimedWorkerQueue::cancelWork(const std::string& key) {
   Clock::TimerId t = 0;
-  bool pending;
+  bool timed;
   {
     std::lock_guard l(mu_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return false;
-    pending = !it->second.fired;
-    if (pending) t = it->second.timer;
+    timed = it->second.timed;
+    if (!it->second.started) t = it->second.timer;
     entries_.erase(it);
   }
   if (t) clock_.cancel(t);  // a callback already firing finds the id gone and does nothing
-  return pending;
+  return timed;
 }
 
 std::optional<TimedWorkerQueue::Worker> TimedWorkerQueue::getWorker(const std::string& key) const {
   std::lock_guard l(mu_);
   auto it = entries_.find(key);
-  if (it == entries_.end() || it->second.fired) return std::nullopt;
+  if (it == entries_.end() || !it->second.timed) return std::nullopt;
   return it->second.w;
 }
 
 size_t TimedWorkerQueue::scheduled() const {
   std::lock_guard l(mu_);
   size_t n = 0;
-  for (const auto& [k, e] : entries_) n += e.fired ? 0 : 1;
+  for (const auto& [k, e] : entries_) n += e.started ? 0 : 1;
   return n;
 }
 
 void TimedWorkerQueue::fire(const std::string& key, uint64_t id) {
-  Clock::TimePoint fireAt;
-  {
-    std::lock_guard l(mu_);
-    auto it = entries_.find(key);
-    if (closed_ || it == entries_.end() || it->second.id != id) return;  // cancelled
-    it->second.fired = true;
-    it->second.timer = 0;
-    fireAt = it->second.w.fireAt;
-    ++running_;
-  }
+  std::lock_guard l(mu_);
+  auto it = entries_.find(key);
+  if (closed_ || it == entries_.end() || it->second.id != id) return;  // cancelled
+  it->second.timer = 0;
+  startLocked(key, id, it->second.w.fireAt);
+}
+
+void TimedWorkerQueue::startLocked(const std::string& key, uint64_t id, Clock::TimePoint fireAt) {
+  entries_.at(key).started = true;
+  ++running_;
   Executor::global().post([this, key, id, fireAt] {
-    Status s = fn_(key, fireAt);
+    if (Status s = fn_(key, fireAt); !s.ok())
+      KLOG_ERROR("\"TaintEvictionController: timed worker failed\" item=\"" + key + "\" err=\"" + s.message() + "\"");
     std::lock_guard l(mu_);
+    // Done, successful or not: the key is free again (upstream getWrappedWorkerFunc). A newer entry for the key
+    // (the old one was cancelled meanwhile) is not ours to remove.
     auto it = entries_.find(key);
-    // Success keeps the key (no second eviction); failure forgets it so a later update can schedule it again.
-    if (!s.ok() && it != entries_.end() && it->second.id == id) entries_.erase(it);
+    if (it != entries_.end() && it->second.id == id) entries_.erase(it);
     if (--running_ == 0) runningCv_.notify_all();
   });
 }

@@ -1,17 +1,18 @@
 #pragma once
-// upstream pkg/controller/tainteviction/timed_workers.go: work keyed by "ns/name", each fired once at its time.
-// A key whose work ran successfully stays known (so it is not scheduled twice) until cancelled; failed work
-// forgets its key. Each key is an entry on the clock's timer; fired work runs on the process executor so slow API
-// calls do not delay others.
+// upstream pkg/controller/tainteviction/timed_workers.go: work keyed by "ns/name", run once no earlier than its
+// fire time. Work due at once (fireAt <= createdAt) starts right away with no timed worker; later work gets a
+// timed worker (an entry on the clock's timer). Either way the key stays taken while the work is pending or
+// running, and is removed when the work returns, whatever its result, so a later addWork runs it again (a pod
+// still terminating after its eviction is retried on the next taint change). Work runs on the process executor
+// so slow API calls do not delay other keys.
 // Thread-safe; no lock is held while work runs.
 #include <condition_variable>
-#include <deque>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -28,22 +29,27 @@ class TimedWorkerQueue {
   TimedWorkerQueue(WorkFunc fn, int executors = 4, Clock& clock = RealClock::get());
   ~TimedWorkerQueue();  // cancels everything and waits for running work
 
-  // No-op when the key is already known (scheduled, running or done).
+  // No-op while the key is taken (pending or running). Runs fn (fireAt - createdAt) from now, at once when that
+  // is not positive.
   void addWork(const std::string& key, Clock::TimePoint createdAt, Clock::TimePoint fireAt);
-  // Forgets the key; true when it was scheduled and not yet fired (work that ran is forgotten silently).
+  // Frees the key (pending work will not run; running work finishes). True when the key had a timed worker,
+  // fired or not (upstream CancelWork: a non-nil worker); work started at once reports false.
   bool cancelWork(const std::string& key);
-  // The key's pending worker, if scheduled and not yet fired.
+  // The key's timed worker, until its work returns (upstream GetWorkerUnsafe; nullopt for work started at once).
   std::optional<Worker> getWorker(const std::string& key) const;
+  // Keys whose work has not started yet.
   size_t scheduled() const;
 
  private:
   struct Entry {
     uint64_t id;
     Worker w;
-    bool fired = false;
+    bool timed;          // has a timed worker (upstream: non-nil *TimedWorker)
+    bool started = false;
     Clock::TimerId timer = 0;
   };
   void fire(const std::string& key, uint64_t id);
+  void startLocked(const std::string& key, uint64_t id, Clock::TimePoint fireAt);
 
   WorkFunc fn_;
   Clock& clock_;

@@ -40,28 +40,131 @@ bool isPodReady(const Pod& p) {
   return c && c->status == "True";
 }
 
-bool isPodAvailable(const Pod& p, int32_t minReadySeconds, api::Time now) {
+WallTime toWallTime(api::Time t) { return WallTime(std::chrono::seconds(t.unixSeconds)); }
+
+bool isPodAvailable(const Pod& p, int32_t minReadySeconds, WallTime now) {
   if (!isPodReady(p)) return false;
+  if (minReadySeconds == 0) return true;
   const auto* c = podReadyCondition(p);
-  // Available once minReadySeconds have passed since the pod turned Ready (at that instant included).
-  return minReadySeconds == 0 ||
-         (!c->lastTransitionTime.isZero() && c->lastTransitionTime.unixSeconds + minReadySeconds <= now.unixSeconds);
+  // Available from the instant minReadySeconds have passed since the pod turned Ready (included).
+  return !c->lastTransitionTime.isZero() &&
+         toWallTime(c->lastTransitionTime) + std::chrono::seconds(minReadySeconds) <= now;
 }
 
 std::string podKey(const Pod& p) { return p.metadata.namespace_ + "/" + p.metadata.name; }
 
-std::optional<std::chrono::seconds> findMinNextPodAvailabilityCheck(const std::vector<PodPtr>& pods,
-                                                                   int32_t minReadySeconds, api::Time now) {
-  if (minReadySeconds <= 0) return std::nullopt;
-  std::optional<std::chrono::seconds> min;
+namespace {
+
+// upstream nextPodAvailabilityCheck: time left at `now` until a Ready pod is available; nullopt when it already
+// is (or never will be by this rule).
+std::optional<Clock::Duration> nextPodAvailabilityCheck(const Pod& p, int32_t minReadySeconds, WallTime now) {
+  if (!isPodReady(p) || minReadySeconds <= 0) return std::nullopt;
+  const auto* c = podReadyCondition(p);
+  if (c->lastTransitionTime.isZero()) return std::nullopt;
+  auto left = toWallTime(c->lastTransitionTime) + std::chrono::seconds(minReadySeconds) - now;
+  if (left <= WallTime::duration::zero()) return std::nullopt;
+  return std::chrono::duration_cast<Clock::Duration>(left);
+}
+
+}  // namespace
+
+std::optional<Clock::Duration> findMinNextPodAvailabilityCheck(const std::vector<PodPtr>& pods,
+                                                               int32_t minReadySeconds,
+                                                               WallTime lastOwnerStatusEvaluation, const Clock& clock) {
+  // The pods waiting as of the status evaluation: judging them by a later time could skip one that turned
+  // available in between, whose availability the status has not counted yet.
+  std::optional<Clock::Duration> min;
+  const Pod* first = nullptr;
   for (const auto& p : pods) {
-    if (!isPodReady(*p)) continue;
-    const auto* c = podReadyCondition(*p);
-    if (c->lastTransitionTime.isZero()) continue;
-    int64_t next = c->lastTransitionTime.unixSeconds + minReadySeconds - now.unixSeconds;
-    if (next > 0 && (!min || std::chrono::seconds(next) < *min)) min = std::chrono::seconds(next);
+    auto next = nextPodAvailabilityCheck(*p, minReadySeconds, lastOwnerStatusEvaluation);
+    if (next && (!min || *next < *min)) {
+      min = next;
+      first = p.get();
+    }
   }
-  return min;
+  if (!first) return std::nullopt;
+  // Time has passed since the evaluation (the status write): measure the earliest pod again from now, and when
+  // its moment is already behind us, come back at once (upstream falls back to 0).
+  if (auto updated = nextPodAvailabilityCheck(*first, minReadySeconds, clock.wallNow())) return updated;
+  return Clock::Duration::zero();
+}
+
+namespace {
+
+// patchMergeKey of PodStatus's lists (k8s.io/api/core/v1 types.go); lists without one are replaced whole.
+const char* podStatusMergeKey(const std::string& field) {
+  if (field == "conditions") return "type";
+  if (field == "podIPs" || field == "hostIPs") return "ip";
+  if (field == "resourceClaimStatuses") return "name";
+  return nullptr;
+}
+
+nlohmann::json diffObjects(const nlohmann::json& from, const nlohmann::json& to);
+
+// A merge-keyed list: the elements added or changed (changed ones as their own diff plus the key), deleted ones
+// as {"$patch": "delete"}, and the new order.
+void diffKeyedList(const std::string& field, const std::string& mk, const nlohmann::json& from,
+                   const nlohmann::json& to, nlohmann::json& out) {
+  auto find = [&](const nlohmann::json& list, const nlohmann::json& key) -> const nlohmann::json* {
+    for (const auto& e : list)
+      if (e.is_object() && e.contains(mk) && e[mk] == key) return &e;
+    return nullptr;
+  };
+  nlohmann::json changes = nlohmann::json::array(), order = nlohmann::json::array();
+  for (const auto& e : to) {
+    if (!e.is_object() || !e.contains(mk)) continue;
+    order.push_back({{mk, e[mk]}});
+    const nlohmann::json* old = find(from, e[mk]);
+    if (!old) {
+      changes.push_back(e);
+    } else if (*old != e) {
+      nlohmann::json d = diffObjects(*old, e);
+      d[mk] = e[mk];
+      changes.push_back(std::move(d));
+    }
+  }
+  for (const auto& e : from)
+    if (e.is_object() && e.contains(mk) && !find(to, e[mk])) changes.push_back({{mk, e[mk]}, {"$patch", "delete"}});
+  if (changes.empty()) return;
+  out[field] = std::move(changes);
+  out["$setElementOrder/" + field] = std::move(order);
+}
+
+nlohmann::json diffObjects(const nlohmann::json& from, const nlohmann::json& to) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : to.items()) {
+    auto it = from.find(k);
+    if (it == from.end()) {
+      out[k] = v;
+    } else if (*it == v) {
+      continue;
+    } else if (it->is_object() && v.is_object()) {
+      out[k] = diffObjects(*it, v);
+    } else if (const char* mk = podStatusMergeKey(k); mk && it->is_array() && v.is_array()) {
+      diffKeyedList(k, mk, *it, v, out);
+    } else {
+      out[k] = v;
+    }
+  }
+  for (const auto& [k, v] : from.items())
+    if (!to.contains(k)) out[k] = nullptr;
+  return out;
+}
+
+nlohmann::json statusJson(const api::core::v1::PodStatus& st) {
+  Pod p;
+  p.status = st;
+  auto j = nlohmann::json::parse(api::core::v1::toJson(p), nullptr, false);
+  return j.is_object() && j.contains("status") ? j["status"] : nlohmann::json::object();
+}
+
+}  // namespace
+
+std::optional<std::string> podStatusPatch(const std::string& podUID, const api::core::v1::PodStatus& oldStatus,
+                                          const api::core::v1::PodStatus& newStatus) {
+  nlohmann::json status = diffObjects(statusJson(oldStatus), statusJson(newStatus));
+  if (status.empty()) return std::nullopt;
+  return nlohmann::json({{"metadata", {{"uid", podUID}}}, {"status", std::move(status)}}).dump();
 }
 
 const OwnerReference* getControllerOf(const ObjectMeta& m) {
@@ -124,27 +227,28 @@ std::pair<int32_t, int32_t> maxContainerRestarts(const Pod& p) {
   return {regular, sidecar};
 }
 
-// floor(log2(now - t)) in nanoseconds, -1 when not in the past (upstream logarithmicRankDiff's terms).
-int64_t logRank(api::Time t, api::Time now) {
-  int64_t d = now.unixSeconds - t.unixSeconds;
-  if (d <= 0) return -1;
-  return static_cast<int64_t>(std::log2(static_cast<double>(d) * 1e9));
+// floor(log2(now - t)) with the age in nanoseconds from an unrounded now, -1 when not in the past (upstream
+// logarithmicRankDiff's terms).
+int64_t logRank(api::Time t, WallTime now) {
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - toWallTime(t)).count();
+  if (ns <= 0) return -1;
+  return static_cast<int64_t>(std::log2(static_cast<double>(ns)));
 }
 
 // Whether a goes before b; ties fall through to the next criterion.
 std::optional<bool> compareTimes(api::Time ta, api::Time tb, const std::string& uidA, const std::string& uidB,
-                                 api::Time now) {
+                                 const std::optional<WallTime>& now) {
   if (ta == tb) return std::nullopt;
-  if (now.isZero() || ta.isZero() || tb.isZero()) {
+  if (!now || ta.isZero() || tb.isZero()) {
     if (ta.isZero() || tb.isZero()) return ta.isZero();
     return ta > tb;  // afterOrZero
   }
-  int64_t diff = logRank(ta, now) - logRank(tb, now);
+  int64_t diff = logRank(ta, *now) - logRank(tb, *now);
   if (diff == 0) return uidA < uidB;
   return diff < 0;
 }
 
-bool lessForDeletion(const RankedPod& a, const RankedPod& b, api::Time now) {
+bool lessForDeletion(const RankedPod& a, const RankedPod& b, const std::optional<WallTime>& now) {
   const Pod& pa = *a.pod;
   const Pod& pb = *b.pod;
   if (pa.spec.nodeName != pb.spec.nodeName && (pa.spec.nodeName.empty() || pb.spec.nodeName.empty()))
@@ -170,7 +274,7 @@ bool lessForDeletion(const RankedPod& a, const RankedPod& b, api::Time now) {
 
 }  // namespace
 
-void sortPodsForDeletion(std::vector<RankedPod>& pods, api::Time now) {
+void sortPodsForDeletion(std::vector<RankedPod>& pods, std::optional<WallTime> now) {
   std::stable_sort(pods.begin(), pods.end(),
                    [now](const RankedPod& a, const RankedPod& b) { return lessForDeletion(a, b, now); });
 }

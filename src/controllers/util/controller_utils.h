@@ -4,6 +4,7 @@
 // events, the controller index, ranking of pods for scale-down, slow-start batches, and the controller-ref
 // manager that adopts matching orphans (after a live re-check of the owner) and releases pods that stopped
 // matching.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,17 +28,34 @@ inline constexpr int kSlowStartInitialBatchSize = 1;
 inline constexpr const char* kPodControllerIndex = "podController";
 inline constexpr const char* kPodDeletionCost = "controller.kubernetes.io/pod-deletion-cost";
 
+// Wall time at full precision (Clock::wallNow). Stamps on the wire (metav1.Time) keep whole seconds, but upstream
+// compares them with an unrounded time.Now(); rounding `now` down delays availability by up to a second and
+// shifts the scale-down ranking's logarithmic buckets.
+using WallTime = std::chrono::system_clock::time_point;
+WallTime toWallTime(api::Time t);  // t must not be zero
+
 // --- pods ---
 bool isPodActive(const api::core::v1::Pod& p);       // not Succeeded/Failed, not terminating
 bool isPodTerminating(const api::core::v1::Pod& p);  // not terminal, deletionTimestamp set
 bool isPodReady(const api::core::v1::Pod& p);
 const api::core::v1::PodCondition* podReadyCondition(const api::core::v1::Pod& p);
-// Ready for at least minReadySeconds at `now` (wall clock).
-bool isPodAvailable(const api::core::v1::Pod& p, int32_t minReadySeconds, api::Time now);
+// Ready, and Ready since at least minReadySeconds before `now` (upstream podutil.IsPodAvailable).
+bool isPodAvailable(const api::core::v1::Pod& p, int32_t minReadySeconds, WallTime now);
 std::string podKey(const api::core::v1::Pod& p);
-// When the next pod becomes available (minReadySeconds after turning Ready), if any pod is still waiting.
-std::optional<std::chrono::seconds> findMinNextPodAvailabilityCheck(const std::vector<PodPtr>& pods,
-                                                                   int32_t minReadySeconds, api::Time now);
+// upstream FindMinNextPodAvailabilityCheck: how long until the first pod that is Ready but not yet available at
+// `lastOwnerStatusEvaluation` (the time the owner's status was computed with) becomes available, measured again
+// from the clock's wall time; zero when that moment has passed meanwhile (check at once); nullopt when no pod is
+// waiting.
+std::optional<Clock::Duration> findMinNextPodAvailabilityCheck(const std::vector<PodPtr>& pods,
+                                                               int32_t minReadySeconds,
+                                                               WallTime lastOwnerStatusEvaluation, const Clock& clock);
+
+// upstream pkg/util/pod PatchPodStatus's body: the strategic-merge patch from `oldStatus` to `newStatus` (fields
+// changed or added, null for fields dropped; conditions merged by type, podIPs/hostIPs by ip,
+// resourceClaimStatuses by name, with their $setElementOrder; other lists replaced), carrying the pod's UID as a
+// precondition. nullopt when the statuses do not differ (upstream then sends nothing).
+std::optional<std::string> podStatusPatch(const std::string& podUID, const api::core::v1::PodStatus& oldStatus,
+                                          const api::core::v1::PodStatus& newStatus);
 
 // --- owner references ---
 const api::meta::v1::OwnerReference* getControllerOf(const api::meta::v1::ObjectMeta& m);
@@ -49,12 +67,13 @@ std::string podControllerIndexKey(const std::string& ns, const api::meta::v1::Ow
 
 // --- scale-down order (upstream ActivePodsWithRanks): unassigned < Pending < Unknown < Running; not ready before
 // ready; lower pod-deletion-cost first; more related pods on the same node first; more recently ready, more
-// restarts, newer (on a logarithmic time scale) first. ---
+// restarts (regular containers, then sidecars), newer first. Ready and creation times compare on a logarithmic
+// scale of their age at `now`; without `now` (upstream ActivePods) the later time simply goes first. ---
 struct RankedPod {
   PodPtr pod;
   int rank = 0;
 };
-void sortPodsForDeletion(std::vector<RankedPod>& pods, api::Time now);
+void sortPodsForDeletion(std::vector<RankedPod>& pods, std::optional<WallTime> now);
 
 // --- slow start: calls fn in batches 1, 2, 4, ... up to count; stops at the first batch with an error.
 // Returns (successes, first error). Batches run concurrently. ---

@@ -5,6 +5,8 @@
 
 #include <atomic>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/consistency.h"
 
 namespace kcm::controllers {
@@ -30,7 +32,7 @@ PodPtr pod(const std::string& name, const std::string& node, const std::string& 
 }
 
 std::vector<std::string> order(std::vector<RankedPod> pods, int64_t now) {
-  sortPodsForDeletion(pods, api::Time::fromUnix(now));
+  sortPodsForDeletion(pods, toWallTime(api::Time::fromUnix(now)));
   std::vector<std::string> out;
   for (const auto& r : pods) out.push_back(r.pod->metadata.name);
   return out;
@@ -62,14 +64,58 @@ TEST(ControllerUtils, ScaleDownRanking) {
             (std::vector<std::string>{"a", "b"}));
 }
 
+// upstream maxContainerRestarts: regular containers decide, then restartable (sidecar) init containers only;
+// an ordinary init container's restarts never count.
+TEST(ControllerUtils, ScaleDownRestartTieBreakIgnoresOrdinaryInitContainers) {
+  const int64_t now = 1'000'000;
+  auto withRestarts = [&](const std::string& name, int32_t regular, int32_t init, int32_t sidecar) {
+    auto p = std::make_shared<Pod>(*pod(name, "n", "Running", true, now - 100));
+    api::core::v1::Container ordinary, side;
+    ordinary.name = "init";
+    side.name = "sidecar";
+    side.restartPolicy = "Always";
+    p->spec.initContainers = {ordinary, side};
+    api::core::v1::ContainerStatus c, i, s;
+    c.name = "c";
+    c.restartCount = regular;
+    i.name = "init";
+    i.restartCount = init;
+    s.name = "sidecar";
+    s.restartCount = sidecar;
+    p->status.containerStatuses = {c};
+    p->status.initContainerStatuses = {i, s};
+    return PodPtr(p);
+  };
+  // Tied on everything that counts, the pods keep their order; 50 restarts of "init" must not move "b" first.
+  EXPECT_EQ(order({{withRestarts("a", 1, 0, 0)}, {withRestarts("b", 1, 50, 0)}}, now),
+            (std::vector<std::string>{"a", "b"}));
+  // A sidecar's restarts do count, after the regular containers'.
+  EXPECT_EQ(order({{withRestarts("a", 1, 0, 0)}, {withRestarts("b", 1, 0, 2)}}, now),
+            (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(order({{withRestarts("a", 2, 0, 0)}, {withRestarts("b", 1, 0, 9)}}, now),
+            (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(ControllerUtils, PodPredicates) {
   auto p = pod("p", "n", "Running", true, 100, 100);
   EXPECT_TRUE(isPodActive(*p));
-  EXPECT_TRUE(isPodAvailable(*p, 0, api::Time::fromUnix(100)));
-  EXPECT_FALSE(isPodAvailable(*p, 10, api::Time::fromUnix(109)));
-  EXPECT_TRUE(isPodAvailable(*p, 10, api::Time::fromUnix(110)));  // at minReadySeconds already, as upstream
-  EXPECT_TRUE(isPodAvailable(*p, 10, api::Time::fromUnix(111)));
-  EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 10, api::Time::fromUnix(104)), std::chrono::seconds(6));
+  auto at = [](double s) {
+    return WallTime(std::chrono::duration_cast<WallTime::duration>(std::chrono::duration<double>(s)));
+  };
+  EXPECT_TRUE(isPodAvailable(*p, 0, at(100)));
+  EXPECT_FALSE(isPodAvailable(*p, 10, at(109)));
+  EXPECT_FALSE(isPodAvailable(*p, 10, at(109.999)));
+  EXPECT_TRUE(isPodAvailable(*p, 10, at(110)));  // at minReadySeconds already, as upstream
+  EXPECT_TRUE(isPodAvailable(*p, 10, at(111)));
+  // The next check, from the time the status was computed and again from the clock's time.
+  FakeClock clock(at(104));
+  EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 10, at(104), clock), std::chrono::seconds(6));
+  clock.advance(std::chrono::milliseconds(2500));
+  EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 10, at(104), clock), std::chrono::milliseconds(3500));
+  clock.advance(std::chrono::seconds(5));  // past it since the evaluation: at once
+  EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 10, at(104), clock), Clock::Duration::zero());
+  EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 10, at(110), clock), std::nullopt);  // available then already
+  EXPECT_EQ(findMinNextPodAvailabilityCheck({p}, 0, at(104), clock), std::nullopt);
   Pod t = *p;
   t.metadata.deletionTimestamp = api::Time::fromUnix(200);
   EXPECT_FALSE(isPodActive(t));
@@ -77,6 +123,41 @@ TEST(ControllerUtils, PodPredicates) {
   t.status.phase = "Succeeded";
   EXPECT_FALSE(isPodTerminating(t));
   EXPECT_EQ(podControllerIndexKeys(*p), std::vector<std::string>{""});  // orphan in namespace ""
+}
+
+// upstream PatchPodStatus: a two-way strategic merge patch with the UID; conditions by type with their order.
+TEST(ControllerUtils, PodStatusPatchCarriesTheUIDAndOnlyWhatChanged) {
+  api::core::v1::PodStatus old;
+  old.phase = "Running";
+  old.observedGeneration = 2;
+  api::core::v1::PodCondition ready;
+  ready.type = "Ready";
+  ready.status = "True";
+  ready.reason = "Fine";
+  old.conditions.push_back(ready);
+  EXPECT_EQ(podStatusPatch("u1", old, old), std::nullopt);
+
+  auto next = old;
+  next.phase = "Failed";
+  next.observedGeneration = 3;
+  next.conditions[0].reason = "";
+  api::core::v1::PodCondition dt;
+  dt.type = "DisruptionTarget";
+  dt.status = "True";
+  dt.reason = "DeletionByPodGC";
+  dt.observedGeneration = 3;
+  next.conditions.push_back(dt);
+  auto patch = podStatusPatch("u1", old, next);
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(nlohmann::json::parse(*patch), nlohmann::json::parse(R"({
+    "metadata": {"uid": "u1"},
+    "status": {
+      "$setElementOrder/conditions": [{"type": "Ready"}, {"type": "DisruptionTarget"}],
+      "conditions": [{"type": "Ready", "reason": null},
+                     {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
+                      "observedGeneration": 3, "lastProbeTime": null, "lastTransitionTime": null}],
+      "observedGeneration": 3,
+      "phase": "Failed"}})"));
 }
 
 TEST(ControllerUtils, SlowStartBatchDoublesAndStopsAtTheFirstFailingBatch) {

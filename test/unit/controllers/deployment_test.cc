@@ -444,7 +444,7 @@ TEST_P(DeploymentRecreateNewReplicaSet, WaitsForOldPods) {
   auto rss = h.server->list<ReplicaSet>(kNs);
   ASSERT_EQ(rss.size(), c.expectCreate ? 2u : 1u);
   for (const auto& x : rss)
-    if (x.metadata.name != "foo-0") EXPECT_EQ(x.spec.replicas, 3);
+    if (x.metadata.name != "foo-0") { EXPECT_EQ(x.spec.replicas, 3); }
 }
 
 INSTANTIATE_TEST_SUITE_P(, DeploymentRecreateNewReplicaSet,
@@ -697,12 +697,12 @@ struct ScaleCase {
   int32_t replicas = 0, oldReplicas = 0;  // the Deployment now and before (the annotations record "before")
   int32_t surge = 0, oldSurge = 0, unavailable = 0;
   bool updatedTemplate = false;
-  std::optional<ScaleRS> newRS;
-  std::vector<ScaleRS> oldRSs;
-  std::optional<int32_t> expectedNew;
-  std::vector<int32_t> expectedOld;
-  std::set<std::string> notUpdated;                // no update request at all for these
-  std::map<std::string, int32_t> desiredReplicas;  // desired-replicas annotations other than oldReplicas
+  std::optional<ScaleRS> newRS{};
+  std::vector<ScaleRS> oldRSs{};
+  std::optional<int32_t> expectedNew{};
+  std::vector<int32_t> expectedOld{};
+  std::set<std::string> notUpdated{};                // no update request at all for these
+  std::map<std::string, int32_t> desiredReplicas{};  // desired-replicas annotations other than oldReplicas
 };
 
 const std::vector<ScaleCase>& scaleCases() {
@@ -774,7 +774,7 @@ TEST_P(DeploymentScale, Proportionally) {
   Status st = h.peer.scale(d, newRS, oldRSs);
   ASSERT_TRUE(st.ok()) << st.toString();
 
-  if (c.newRS) EXPECT_EQ(h.replicasOf(c.newRS->name), *c.expectedNew) << "new " << c.newRS->name;
+  if (c.newRS) { EXPECT_EQ(h.replicasOf(c.newRS->name), *c.expectedNew) << "new " << c.newRS->name; }
   ASSERT_EQ(c.expectedOld.size(), c.oldRSs.size());
   for (size_t i = 0; i < c.oldRSs.size(); ++i)
     EXPECT_EQ(h.replicasOf(c.oldRSs[i].name), c.expectedOld[i]) << "old " << c.oldRSs[i].name;
@@ -979,7 +979,7 @@ TEST_P(DeploymentReconcileNewReplicaSet, ScalesWithinSurge) {
   EXPECT_EQ(*scaled, c.scaleExpected);
   auto updates = h.rsUpdates();
   ASSERT_EQ(updates.size(), c.scaleExpected ? 1u : 0u) << ::testing::PrintToString(h.requests());
-  if (c.scaleExpected) EXPECT_EQ(updates[0].spec.replicas, c.expectedNewReplicas);
+  if (c.scaleExpected) { EXPECT_EQ(updates[0].spec.replicas, c.expectedNewReplicas); }
 }
 
 INSTANTIATE_TEST_SUITE_P(, DeploymentReconcileNewReplicaSet,
@@ -1076,7 +1076,7 @@ TEST_P(DeploymentScaleDownOldReplicaSets, ForRollingUpdate) {
   EXPECT_EQ(*n > 0, c.scaleExpected);
   auto updates = h.rsUpdates();
   ASSERT_EQ(updates.size(), c.scaleExpected ? 1u : 0u);
-  if (c.scaleExpected) EXPECT_EQ(updates[0].spec.replicas, c.expectedOldReplicas);
+  if (c.scaleExpected) { EXPECT_EQ(updates[0].spec.replicas, c.expectedOldReplicas); }
 }
 
 INSTANTIATE_TEST_SUITE_P(, DeploymentScaleDownOldReplicaSets,

@@ -32,6 +32,14 @@ class GarbageCollectorTestPeer {
   explicit GarbageCollectorTestPeer(GarbageCollector& gc) : gc_(gc) { gc_.graph_->manualChanges_ = true; }
   // Syncs in flight on either worker queue.
   static int inFlight(GarbageCollector& gc) { return gc.deleteBase_.inFlight() + gc.orphanBase_.inFlight(); }
+  // Every monitor has synced (upstream GraphBuilder.IsSynced).
+  static bool graphSynced(GarbageCollector& gc) { return gc.graph_->isSynced(); }
+  // One attemptToDelete item through the queue's own handling (forget / rate-limited requeue); false when none
+  // is ready.
+  bool processNextAttemptToDelete() {
+    if (gc_.deleteBase_.queue().len() == 0) return false;
+    return gc_.deleteBase_.processNextWorkItem();
+  }
 
   Status attemptToDeleteItem(const Node& n) { return gc_.attemptToDeleteItem(n); }
   runtime::SyncResult attemptToDeleteWorker(const std::string& key) { return gc_.attemptToDeleteWorker(key); }
@@ -831,7 +839,7 @@ TEST_P(GarbageCollectorAlternateOwnerIdentity, Picks) {
   const auto& tc = GetParam();
   auto got = getAlternateOwnerIdentity(tc.deps, tc.verifiedAbsent);
   ASSERT_EQ(got.has_value(), tc.want.has_value()) << (got ? got->toString() : "none");
-  if (got) EXPECT_EQ(*got, *tc.want) << got->toString() << " vs " << tc.want->toString();
+  if (got) { EXPECT_EQ(*got, *tc.want) << got->toString() << " vs " << tc.want->toString(); }
 }
 
 std::vector<AlternateCase> alternateCases() {
@@ -908,12 +916,12 @@ ExpChange virtualDelete(const Ref& r) { return {"delete", true, r}; }
 ExpChange addChange(const Ref& r) { return {"add", false, r}; }
 
 struct State {
-  std::vector<std::string> events;
-  std::vector<std::string> actions;
-  std::vector<ExpNode> nodes;
-  std::vector<ExpChange> changes;
-  std::vector<ExpNode> pending;  // attemptToDelete, in order
-  std::vector<Ref> absent;
+  std::vector<std::string> events{};
+  std::vector<std::string> actions{};
+  std::vector<ExpNode> nodes{};
+  std::vector<ExpChange> changes{};
+  std::vector<ExpNode> pending{};  // attemptToDelete, in order
+  std::vector<Ref> absent{};
 };
 
 using Step = std::function<void(Harness&)>;
@@ -1502,8 +1510,9 @@ std::vector<Scenario> conflictingDataScenarios() {
             EXPECT_TRUE(live);
             if (call == 1 || call == 2) {
               EXPECT_TRUE(rvPrecondition) << "call " << call;
-              if (rvPrecondition)
+              if (rvPrecondition) {
                 EXPECT_EQ(opts["preconditions"]["resourceVersion"], (*live)["metadata"]["resourceVersion"]);
+              }
               // A concurrent write: first the owners change, then only the resourceVersion.
               h.server->add(collectionPath(pod2ns1), objectJson(pod2ns1, {ownerRef(role1v1)}));
               return FakeApiServer::errorReply(409, "Conflict", "the object has been modified");
@@ -1631,6 +1640,220 @@ TEST_F(GarbageCollectorCascade, OrphanDeletionKeepsDependents) {
   EXPECT_TRUE(eventually([&] { return !exists(owner); }));
   ASSERT_TRUE(exists(d1));
   EXPECT_FALSE((*server->getJson(collectionPath(d1) + "/d1"))["metadata"].contains("ownerReferences"));
+}
+
+// ---- starting up: monitors that cannot sync, discovery re-syncs, monitors of resources that come and go ----
+
+// A collector on a fake clock over a started factory; "widgets" (example.com/v1) is served by discovery.
+class GarbageCollectorMonitors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server->addStandardResources();
+    server->addResource(widgetsResource());
+    gc = std::make_unique<GarbageCollector>(server->client(),
+                                            std::make_shared<client::DiscoveryClient>(server->client()), factory,
+                                            broadcaster.newRecorder("garbage-collector-controller"), clock);
+  }
+  void TearDown() override {
+    stop.request_stop();
+    factory.shutdown();
+    EXPECT_TRUE(eventually([&] { return GarbageCollectorTestPeer::inFlight(*gc) == 0; }));
+    gc.reset();
+  }
+  static FakeApiServer::Resource widgetsResource() {
+    FakeApiServer::Resource r;
+    r.group = "example.com";
+    r.version = "v1";
+    r.resource = "widgets";
+    r.kind = "Widget";
+    return r;
+  }
+  // The widgets' list always fails (an aggregated apiserver that answers discovery but not lists).
+  void failWidgetLists() {
+    server->prependReactor("list", "widgets", [](const Action&) -> std::optional<client::Transport::Reply> {
+      return FakeApiServer::errorReply(503, "ServiceUnavailable", "the server is currently unable to handle the request");
+    });
+  }
+  Ref configMap(const std::string& name, const std::string& uid) { return id("v1", "ConfigMap", "ns1", name, uid); }
+  void add(const Ref& r, const std::vector<OwnerReference>& owners = {}) {
+    server->add(collectionPath(r), objectJson(r, owners));
+  }
+  bool exists(const Ref& r) { return server->getJson(collectionPath(r) + "/" + r.name).has_value(); }
+  bool listed(const std::string& resource) { return !server->actionsFor("list", resource).empty(); }
+
+  FakeClock clock;
+  std::shared_ptr<FakeApiServer> server = std::make_shared<FakeApiServer>();
+  std::shared_ptr<FakeApiServer> eventSink = std::make_shared<FakeApiServer>();
+  client::EventBroadcaster broadcaster{eventSink->client(), "test"};
+  informers::SharedInformerFactory factory{server->client(), 0s};
+  std::stop_source stop;
+  std::unique_ptr<GarbageCollector> gc;
+};
+
+// upstream GarbageCollector.Run waits at most 30 s (core.go: syncPeriod) for the monitors, then collects
+// anyway: one resource that cannot be listed does not stop garbage collection.
+TEST_F(GarbageCollectorMonitors, CollectionProceedsAfter30sWhenAResourceCannotBeListed) {
+  failWidgetLists();
+  const Ref owner = configMap("owner", "o"), dependent = configMap("dependent", "d");
+  add(owner);
+  add(dependent, {ownerRef(owner)});
+  (void)gc->resyncMonitors();
+  factory.start(stop.get_token());
+  gc->run(2, stop.get_token());
+  ASSERT_TRUE(eventually([&] { return listed("widgets") && listed("configmaps"); }));
+  ASSERT_TRUE(client::removeDynamic(*server->client(), {"", "v1", "configmaps"}, "ns1", "owner", {}).ok());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(exists(dependent)) << "collected before the 30 s wait for the monitors ended";
+  clock.advance(30s);
+  EXPECT_TRUE(eventually([&] { return !exists(dependent); })) << "the collector never proceeded";
+  EXPECT_FALSE(GarbageCollectorTestPeer::graphSynced(*gc));
+}
+
+// upstream runs GarbageCollector.Sync (discovery every 30 s) concurrently with Run: a resource that appears
+// later gets a monitor even while another monitor has never synced.
+TEST_F(GarbageCollectorMonitors, DiscoveryResyncRunsWhileAMonitorHasNotSynced) {
+  failWidgetLists();
+  (void)gc->resyncMonitors();
+  factory.start(stop.get_token());
+  gc->run(2, stop.get_token());
+  ASSERT_TRUE(eventually([&] { return listed("widgets") && listed("configmaps"); }));
+  FakeApiServer::Resource gizmos = widgetsResource();
+  gizmos.resource = "gizmos";
+  gizmos.kind = "Gizmo";
+  server->addResource(gizmos);
+  std::this_thread::sleep_for(200ms);
+  clock.advance(30s);
+  EXPECT_TRUE(eventually([&] { return listed("gizmos"); }));
+}
+
+// A group-version that aggregated discovery marks stale is a failed group (client-go): no monitor for it.
+TEST_F(GarbageCollectorMonitors, NoMonitorForAStaleGroupVersion) {
+  server->setStale("example.com", "v1");
+  (void)gc->resyncMonitors();
+  factory.start(stop.get_token());
+  ASSERT_TRUE(eventually([&] { return GarbageCollectorTestPeer::graphSynced(*gc); }));
+  EXPECT_TRUE(listed("configmaps"));
+  EXPECT_FALSE(listed("widgets"));
+}
+
+// upstream syncMonitors stops the monitors of resources discovery no longer serves: the collector stops waiting
+// for them.
+TEST_F(GarbageCollectorMonitors, MonitorOfAResourceGoneFromDiscoveryIsStopped) {
+  failWidgetLists();
+  (void)gc->resyncMonitors();
+  factory.start(stop.get_token());
+  ASSERT_TRUE(eventually([&] { return listed("widgets") && listed("configmaps"); }));
+  EXPECT_FALSE(GarbageCollectorTestPeer::graphSynced(*gc));
+  server->removeResource("example.com", "v1", "widgets");
+  (void)gc->resyncMonitors();
+  EXPECT_TRUE(eventually([&] { return GarbageCollectorTestPeer::graphSynced(*gc); }));
+}
+
+// upstream attemptToDeleteWorker requeues a virtual node that exists but has not been observed through the
+// queue's rate limiter (5 ms doubling to 1000 s), not at a fixed period.
+TEST(GarbageCollectorAttemptToDeleteBackoff, AnOwnerNotYetObservedIsRecheckedWithExponentialBackoff) {
+  Harness h;
+  h.add(kRC);  // the owner exists, but no monitor reports it
+  h.peer->process("add", metadata(kPod, {kRC}), "v1", "Pod");
+  h.server->clearActions();
+  for (int step = 0; step < 600; ++step) {  // 60 s of fake time
+    while (h.peer->processNextAttemptToDelete()) {
+    }
+    h.clock.advance(100ms);
+  }
+  size_t gets = 0;
+  for (const auto& a : h.actions())
+    if (a == "get v1 replicationcontrollers ns1/owner1") ++gets;
+  // 0, 5 ms, 15 ms, 35 ms ... 41 s: about 14 looks in a minute (one a second would be 60).
+  EXPECT_GE(gets, 10u);
+  EXPECT_LE(gets, 18u);
+}
+
+// OwnerRefInvalidNamespace is for a namespaced owner named from another namespace (or by a cluster-scoped
+// dependent), as upstream addDependentToOwners / processGraphChanges warn. A cluster-scoped owner is valid from
+// anywhere, whichever of owner and dependents is observed first.
+TEST(GarbageCollectorOwnerRefInvalidNamespace, NoWarningForClusterScopedOwners) {
+  const Ref owner = id("v1", "Node", "", "node1", "nodeuid1");
+  const Ref clusterDependent = id("v1", "Node", "", "node2", "nodeuid2");
+  const Ref podDependent = id("v1", "Pod", "ns1", "pod1", "poduid1");
+  for (int order = 0; order < 4; ++order) {
+    SCOPED_TRACE("order " + std::to_string(order));
+    Harness h;
+    if (order == 0) h.peer->process("add", metadata(owner), "v1", "Node");
+    h.peer->process("add", metadata(podDependent, {owner}), "v1", "Pod");
+    if (order == 1) h.peer->process("add", metadata(owner), "v1", "Node");
+    h.peer->process("add", metadata(clusterDependent, {owner}), "v1", "Node");
+    if (order >= 2) h.peer->process("add", metadata(owner), "v1", "Node");
+    if (order == 3) h.peer->process("update", metadata(clusterDependent, {owner}), "v1", "Node");
+    EXPECT_EQ(h.events(), std::vector<std::string>{});
+    expectGraphInvariants(*h.peer, "order " + std::to_string(order));
+  }
+}
+
+// upstream Sync keeps the monitors of a group that failed discovery as long as they had synced: the collector
+// keeps seeing those objects.
+TEST_F(GarbageCollectorMonitors, SyncedMonitorOfAGroupThatTurnsStaleIsKept) {
+  GarbageCollectorTestPeer peer(*gc);  // graph changes are held for the test to see
+  (void)gc->resyncMonitors();
+  factory.start(stop.get_token());
+  ASSERT_TRUE(eventually([&] { return GarbageCollectorTestPeer::graphSynced(*gc); }));
+  server->setStale("example.com", "v1");
+  Status s = gc->resyncMonitors();
+  EXPECT_EQ(s.message(), "unable to retrieve the complete list of server APIs: example.com/v1: stale GroupVersion "
+                         "discovery: example.com/v1");
+  server->add("/apis/example.com/v1/namespaces/ns1/widgets",
+              {{"apiVersion", "example.com/v1"}, {"kind", "Widget"}, {"metadata", {{"name", "w1"}, {"uid", "w1"}}}});
+  EXPECT_TRUE(eventually([&] {
+    for (const auto& c : peer.pendingChanges())
+      if (c.identity.uid == "w1" && c.identity.kind == "Widget") return true;
+    return false;
+  }));
+}
+
+// A stopped monitor no longer feeds the graph; the resource coming back gets a monitor again.
+TEST_F(GarbageCollectorMonitors, ResourceLeavingAndReturningToDiscovery) {
+  GarbageCollectorTestPeer peer(*gc);
+  (void)gc->resyncMonitors();
+  factory.start(stop.get_token());
+  ASSERT_TRUE(eventually([&] { return GarbageCollectorTestPeer::graphSynced(*gc); }));
+  server->removeResource("example.com", "v1", "widgets");
+  ASSERT_TRUE(gc->resyncMonitors().ok());
+  auto seen = [&](const std::string& uid) {
+    for (const auto& c : peer.pendingChanges())
+      if (c.identity.uid == uid) return true;
+    return false;
+  };
+  server->add("/apis/example.com/v1/namespaces/ns1/widgets",
+              {{"apiVersion", "example.com/v1"}, {"kind", "Widget"}, {"metadata", {{"name", "w1"}, {"uid", "w1"}}}});
+  add(configMap("after", "c1"));
+  ASSERT_TRUE(eventually([&] { return seen("c1"); }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(seen("w1")) << "a stopped monitor still feeds the graph";
+  // Back in discovery: a monitor again, which reports what its informer holds.
+  server->addResource(widgetsResource());
+  ASSERT_TRUE(gc->resyncMonitors().ok());
+  EXPECT_TRUE(eventually([&] { return seen("w1"); }));
+}
+
+// No discovery at construction, and a discovery failure is never fatal: the collector runs, proceeds after the
+// initial wait, and picks the resources up once discovery answers (upstream never fails construction on it).
+TEST_F(GarbageCollectorMonitors, DiscoveryFailingAtStartIsRetried) {
+  std::atomic<bool> down{true};
+  server->prependDiscoveryReactor([&down](const std::string&) -> std::optional<client::Transport::Reply> {
+    if (!down) return std::nullopt;
+    return FakeApiServer::errorReply(503, "ServiceUnavailable", "discovery is down");
+  });
+  const Ref owner = configMap("owner", "o"), dependent = configMap("dependent", "d");
+  add(dependent, {ownerRef(owner)});  // its owner does not exist
+  EXPECT_FALSE(gc->resyncMonitors().ok());
+  factory.start(stop.get_token());
+  gc->run(2, stop.get_token());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(listed("configmaps"));
+  down = false;
+  clock.advance(30s);  // the next discovery sync, and the end of the initial wait
+  EXPECT_TRUE(eventually([&] { return listed("configmaps"); }));
+  EXPECT_TRUE(eventually([&] { return !exists(dependent); }));
 }
 
 }  // namespace

@@ -103,10 +103,10 @@ class NamespaceDeleterTest : public ::testing::Test {
                                                        std::optional<Status> discoveryError = std::nullopt) {
     auto d = std::make_unique<NamespacedResourcesDeleter>(
         s->client(),
-        [this, resources, discoveryError]() -> Result<std::vector<APIResourceInfo>> {
+        [this, resources, discoveryError]() -> Result<client::DiscoveryResult> {
           ++discoveries;
           if (discoveryError && discoveries > 1) return *discoveryError;  // initOpCache saw the resources
-          return resources;
+          return client::DiscoveryResult{resources, {}};
         },
         "kubernetes", clock);
     Status st = d->initOpCache();
@@ -395,16 +395,25 @@ TEST_F(NamespaceDeleterTest, ResourcesThatCannotBeDeletedAreSkipped) {
 
 TEST_F(NamespaceDeleterTest, InitOpCacheNeedsSomeResources) {
   NamespacedResourcesDeleter empty(
-      s->client(), [] { return Result<std::vector<APIResourceInfo>>(std::vector<APIResourceInfo>{}); }, "kubernetes",
-      clock);
+      s->client(), [] { return Result<client::DiscoveryResult>(client::DiscoveryResult{}); }, "kubernetes", clock);
   EXPECT_FALSE(empty.initOpCache().ok());
   NamespacedResourcesDeleter failing(
-      s->client(), [] { return Result<std::vector<APIResourceInfo>>(Status(StatusCode::kUnavailable, "down")); },
+      s->client(), [] { return Result<client::DiscoveryResult>(Status(StatusCode::kUnavailable, "down")); },
       "kubernetes", clock);
   EXPECT_FALSE(failing.initOpCache().ok());
   NamespacedResourcesDeleter fine(
-      s->client(), [] { return Result<std::vector<APIResourceInfo>>(standardResources()); }, "kubernetes", clock);
+      s->client(), [] { return Result<client::DiscoveryResult>(client::DiscoveryResult{standardResources(), {}}); },
+      "kubernetes", clock);
   EXPECT_TRUE(fine.initOpCache().ok());
+  // Some groups failing is no reason to stop: the others are known.
+  NamespacedResourcesDeleter partial(
+      s->client(),
+      [] {
+        return Result<client::DiscoveryResult>(
+            client::DiscoveryResult{standardResources(), {{"metrics.k8s.io/v1beta1", "stale GroupVersion discovery"}}});
+      },
+      "kubernetes", clock);
+  EXPECT_TRUE(partial.initOpCache().ok());
 }
 
 // Pods go first: while any remain, nothing else is deleted and the namespace is not finalized.
@@ -498,11 +507,9 @@ TEST_F(NamespaceDeleterTest, DeleteErrorsAreAggregated) {
   EXPECT_EQ(count("update", "namespaces/finalize"), 0u);
 }
 
-// DIVERGENCE (disabled): upstream treats only 405 MethodNotAllowed and 404 from deletecollection as "not
-// supported"; any other error, such as 400 BadRequest, is a content-deletion failure. Our RestClient maps 400 and
-// 405 to the same StatusCode (kInvalidArgument), so the deleter cannot tell them apart and falls back to deleting
-// item by item. Fixing it needs client::Status to keep the HTTP status or reason (src/client).
-TEST_F(NamespaceDeleterTest, DISABLED_BadRequestFromDeleteCollectionIsAnError) {
+// upstream deleteCollection / listCollection skip only MethodNotAllowed (405) and NotFound (404) as "not
+// supported"; any other error, such as 400 BadRequest, is a content-deletion failure.
+TEST_F(NamespaceDeleterTest, BadRequestFromDeleteCollectionIsAnError) {
   addNamespace("test");
   addObject("/api/v1/namespaces/test/configmaps", "cm1");
   s->prependReactor("deletecollection", "configmaps", [](const Action&) -> std::optional<client::Transport::Reply> {
@@ -515,6 +522,31 @@ TEST_F(NamespaceDeleterTest, DISABLED_BadRequestFromDeleteCollectionIsAnError) {
   auto failure = condition("test", "NamespaceDeletionContentFailure");
   ASSERT_TRUE(failure);
   EXPECT_EQ(failure->status, "True");
+}
+
+TEST_F(NamespaceDeleterTest, BadRequestFromListIsAnError) {
+  addNamespace("test");
+  addObject("/api/v1/namespaces/test/configmaps", "cm1");
+  s->prependReactor("list", "configmaps", [](const Action&) -> std::optional<client::Transport::Reply> {
+    return FakeApiServer::errorReply(400, "BadRequest", "bad list");
+  });
+  auto d = deleter({resourceInfo("", "v1", "configmaps", {"get", "list", "delete"})});
+  auto o = d->deleteNamespace("test");
+  EXPECT_EQ(o.status.message(), "bad list");
+  EXPECT_EQ(actionList(s->actions(), "configmaps"), std::vector<std::string>{"list configmaps"});
+  EXPECT_FALSE(finalized("test"));
+}
+
+TEST_F(NamespaceDeleterTest, MethodNotAllowedFromListIsNotSupported) {
+  addNamespace("test");
+  s->prependReactor("list", "configmaps", [](const Action&) -> std::optional<client::Transport::Reply> {
+    return FakeApiServer::errorReply(405, "MethodNotAllowed", "the server does not allow this method");
+  });
+  auto d = deleter({resourceInfo("", "v1", "configmaps", {"get", "list", "delete"})});
+  auto o = d->deleteNamespace("test");
+  EXPECT_TRUE(o.status.ok()) << o.status.toString();
+  EXPECT_EQ(actionList(s->actions(), "configmaps"), (std::vector<std::string>{"list configmaps", "list configmaps"}));
+  EXPECT_TRUE(finalized("test"));
 }
 
 // Items left without finalizers once no grace period applies are an error naming the resource.
@@ -555,6 +587,51 @@ TEST_F(NamespaceDeleterTest, FailedConditionReturnsToSuccessWithNewTransitionTim
   EXPECT_EQ(c->reason, "ResourcesDiscovered");
   EXPECT_EQ(c->message, "All resources successfully discovered");
   EXPECT_EQ(c->lastTransitionTime, api::timeNow(clock));
+}
+
+// ---- discovery through the DiscoveryClient: failed (stale) groups
+
+// upstream deleteAllContent: a failed group is a discovery error (NamespaceDeletionDiscoveryFailure, "Discovery
+// failed for some groups"); the groups that were discovered are still emptied, and the namespace is not
+// finalized while the error lasts (its content in the failing group may still exist).
+TEST_F(NamespaceDeleterTest, StaleGroupIsADiscoveryFailureAndBlocksFinalization) {
+  s->addStandardResources();
+  FakeApiServer::Resource widgets;
+  widgets.group = "example.com";
+  widgets.version = "v1";
+  widgets.resource = "widgets";
+  widgets.kind = "Widget";
+  s->addResource(widgets);
+  s->setStale("example.com", "v1");
+  addNamespace("test");
+  addObject("/api/v1/namespaces/test/configmaps", "cm1");
+  NamespacedResourcesDeleter d(s->client(),
+                               discoverPreferredNamespacedResources(std::make_shared<client::DiscoveryClient>(s->client())),
+                               "kubernetes", clock);
+  ASSERT_TRUE(d.initOpCache().ok());
+  auto o = d.deleteNamespace("test");
+  const std::string err =
+      "unable to retrieve the complete list of server APIs: example.com/v1: stale GroupVersion discovery: "
+      "example.com/v1";
+  EXPECT_EQ(o.status.message(), err);
+  auto c = condition("test", "NamespaceDeletionDiscoveryFailure");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, "True");
+  EXPECT_EQ(c->reason, "DiscoveryFailed");
+  EXPECT_EQ(c->message, "Discovery failed for some groups, 1 failing: " + err);
+  EXPECT_TRUE(s->list<ConfigMap>("test").empty());
+  EXPECT_TRUE(actionList(s->actions(), "widgets").empty());
+  EXPECT_TRUE(actionList(s->actions(), "nodes").empty());  // cluster-scoped: not discovered for namespaces
+  EXPECT_EQ(count("update", "namespaces/finalize"), 0u);
+
+  // The group answers again: the next pass finalizes and the condition clears.
+  s->setStale("example.com", "v1", false);
+  o = d.deleteNamespace("test");
+  EXPECT_TRUE(o.status.ok()) << o.status.toString();
+  EXPECT_TRUE(finalized("test"));
+  c = condition("test", "NamespaceDeletionDiscoveryFailure");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, "False");
 }
 
 // ---- upstream TestUpdateConditions, through a deletion pass (discovery failing stands for the new failure).

@@ -32,7 +32,7 @@ class ReplicaSetTestPeer {
   static auto calculateStatus(ReplicaSetControllerT<K>& c, const typename K::Object& rs,
                               const std::vector<PodPtr>& active, const std::vector<PodPtr>& terminating,
                               const Status& err) {
-    return c.calculateStatus(rs, active, terminating, err);
+    return c.calculateStatus(rs, active, terminating, err, c.clock_.wallNow());
   }
   template <class K>
   static auto updateStatus(ReplicaSetControllerT<K>& c, const typename K::Object& rs,
@@ -861,7 +861,9 @@ TEST_P(ReplicaSetCalculateStatusConditions, ReplicaFailureFollowsTheManageError)
   EXPECT_EQ(st.conditions[0].status, "True");
   EXPECT_EQ(st.conditions[0].reason, tc.wantReason);
   EXPECT_EQ(st.conditions[0].message, tc.wantMessage);
-  if (!tc.failureRS) EXPECT_EQ(st.conditions[0].lastTransitionTime, api::timeNow(h.clock));
+  if (!tc.failureRS) {
+    EXPECT_EQ(st.conditions[0].lastTransitionTime, api::timeNow(h.clock));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -991,10 +993,16 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- ranking for deletion (upstream ActivePods / ActivePodsWithRanks) ----
 
+// The reference time of a ranking: none for the zero time (upstream ActivePods).
+std::optional<WallTime> rankingTime(api::Time now) {
+  if (now.isZero()) return std::nullopt;
+  return toWallTime(now);
+}
+
 std::vector<std::string> sorted(std::vector<PodPtr> pods, api::Time now) {
   std::vector<RankedPod> ranked;
   for (auto& p : pods) ranked.push_back({p, 1});
-  sortPodsForDeletion(ranked, now);
+  sortPodsForDeletion(ranked, rankingTime(now));
   std::vector<std::string> out;
   for (const auto& r : ranked) out.push_back(r.pod->metadata.name);
   return out;
@@ -1127,7 +1135,7 @@ struct RankPods {
   // Whether a (with rank ra) sorts strictly before b (rank rb): sorting keeps equal pods in place.
   bool before(const PodPtr& a, int ra, const PodPtr& b, int rb) const {
     std::vector<RankedPod> v = {{b, rb}, {a, ra}};
-    sortPodsForDeletion(v, now);
+    sortPodsForDeletion(v, toWallTime(now));
     return v[0].pod == a && v[0].rank == ra;
   }
 };

@@ -513,6 +513,24 @@ void FakeApiServer::addResource(Resource r) {
   resources_.push_back(std::move(r));
 }
 
+void FakeApiServer::removeResource(const std::string& group, const std::string& version, const std::string& resource) {
+  std::lock_guard l(mu_);
+  std::erase_if(resources_, [&](const Resource& r) {
+    return r.group == group && r.version == version && r.resource == resource;
+  });
+}
+
+void FakeApiServer::setStale(const std::string& group, const std::string& version, bool stale) {
+  std::lock_guard l(mu_);
+  if (stale) staleGroupVersions_.insert(group + "/" + version);
+  else staleGroupVersions_.erase(group + "/" + version);
+}
+
+void FakeApiServer::prependDiscoveryReactor(std::function<std::optional<Reply>(const std::string& path)> r) {
+  std::lock_guard l(mu_);
+  discoveryReactors_.insert(discoveryReactors_.begin(), std::move(r));
+}
+
 void FakeApiServer::addStandardResources() {
   for (auto [g, v, r, k, ns] : std::initializer_list<std::tuple<const char*, const char*, const char*, const char*, bool>>{
            {"", "v1", "pods", "Pod", true},
@@ -539,10 +557,19 @@ void FakeApiServer::addStandardResources() {
 }
 
 Reply FakeApiServer::discovery(const std::string& path) {
-  const bool core = path == "/api";
-  std::map<std::string, std::map<std::string, json>> byGroup;  // group -> version -> resources
+  std::vector<std::function<std::optional<Reply>(const std::string&)>> reactors;
   {
     std::lock_guard l(mu_);
+    reactors = discoveryReactors_;
+  }
+  for (auto& r : reactors)
+    if (auto reply = r(path)) return *reply;
+  const bool core = path == "/api";
+  std::map<std::string, std::map<std::string, json>> byGroup;  // group -> version -> resources
+  std::set<std::string> stale;
+  {
+    std::lock_guard l(mu_);
+    stale = staleGroupVersions_;
     for (const auto& r : resources_) {
       if (core != r.group.empty()) continue;
       json res = {{"resource", r.resource},
@@ -560,7 +587,8 @@ Reply FakeApiServer::discovery(const std::string& path) {
   json items = json::array();
   for (auto& [g, versions] : byGroup) {
     json vs = json::array();
-    for (auto& [v, rs] : versions) vs.push_back({{"version", v}, {"resources", rs}, {"freshness", "Current"}});
+    for (auto& [v, rs] : versions)
+      vs.push_back({{"version", v}, {"resources", rs}, {"freshness", stale.count(g + "/" + v) ? "Stale" : "Current"}});
     items.push_back({{"metadata", {{"name", g}}}, {"versions", vs}});
   }
   json doc = {{"kind", "APIGroupDiscoveryList"}, {"apiVersion", "apidiscovery.k8s.io/v2"}, {"items", items}};

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,12 @@ class FakeApiServer : public client::Transport, public std::enable_shared_from_t
     std::vector<std::string> subresources;
   };
   void addResource(Resource r);
+  // Takes a resource out of discovery (a CRD deleted, an aggregated API gone); its objects stay.
+  void removeResource(const std::string& group, const std::string& version, const std::string& resource);
+  // Serves a group-version with freshness "Stale" (an aggregated apiserver that stopped answering).
+  void setStale(const std::string& group, const std::string& version, bool stale = true);
+  // Runs before /api and /apis are answered (not recorded as actions); the first that answers wins.
+  void prependDiscoveryReactor(std::function<std::optional<Reply>(const std::string& path)> r);
   // The built-in kinds our controllers touch: pods, configmaps, secrets, serviceaccounts, services, events,
   // namespaces, nodes, replicationcontrollers, deployments, replicasets, leases, clusterroles.
   void addStandardResources();
@@ -143,6 +150,8 @@ class FakeApiServer : public client::Transport, public std::enable_shared_from_t
   std::vector<std::pair<std::string, Reactor>> reactors_;  // "verb|resource"
   std::vector<Action> actions_;
   std::vector<Resource> resources_;
+  std::set<std::string> staleGroupVersions_;  // "group/version"
+  std::vector<std::function<std::optional<Reply>(const std::string&)>> discoveryReactors_;
   std::vector<std::shared_ptr<Watcher>> watchers_;
   // Events waiting to be delivered, in resourceVersion order; delivered outside mu_ under deliverMu_.
   std::vector<std::pair<std::shared_ptr<Watcher>, std::string>> pending_;
