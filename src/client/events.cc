@@ -98,58 +98,60 @@ void EventBroadcaster::drain() {
   }
 }
 
+// client-go's EventCorrelator (tools/record/events_cache.go), in its order: EventAggregate, then eventObserve, then
+// the spam filter on the observed event; then recordToSink writes it (a PATCH of the earlier Event when one is
+// remembered under the same key, else a create), retrying transport errors up to 12 times, 10 s apart.
 void EventBroadcaster::write(const Pending& p) {
   const std::string ns = p.obj.namespace_.empty() ? "default" : p.obj.namespace_;
-  const std::string objKey = objectKey(p.obj);
+  const std::string source = p.component + "\x1f" + host_ + "\x1f";
+  const std::string object = objectKey(p.obj);
 
-  // Spam filter per source + object.
-  auto& limiter = spam_[p.component + "\x1f" + objKey];
+  // EventAggregatorByReasonFunc: same source, object, type, reason, reporting controller and instance; the local
+  // key is the message. At the 10th distinct message within 10 minutes of the previous one, the event becomes one
+  // "combined" Event kept under the aggregate key (so later ones update it), and one message leaves the set.
+  const std::string aggregateKey =
+      source + object + "\x1f" + p.type + "\x1f" + p.reason + "\x1f" + p.component + "\x1f" + host_;
+  Similar& sim = similar_[aggregateKey];
+  const auto now = clock_.now();
+  if (sim.messages.empty() || now - sim.last > kAggregateWindow) sim.messages.clear();
+  sim.messages.insert(p.message);
+  sim.last = now;
+  const bool combined = static_cast<int>(sim.messages.size()) >= kAggregateThreshold;
+  std::string message = p.message, key;
+  if (combined) {
+    sim.messages.erase(sim.messages.begin());  // client-go: PopAny
+    message = "(combined from similar events): " + p.message;
+    key = "aggregate\x1f" + aggregateKey;
+  } else {  // getEventKey
+    key = source + object + "\x1f" + p.obj.fieldPath + "\x1f" + p.type + "\x1f" + p.reason + "\x1f" + p.message;
+  }
+
+  // eventObserve: a remembered Event under this key is updated (count + 1, its name and first timestamp).
+  const std::string ts = api::Time::now().rfc3339();
+  Logged obs;
+  bool existing = false;
+  if (auto it = logged_.find(key); it != logged_.end()) {
+    obs = it->second;
+    existing = true;
+    loggedOrder_.remove(key);
+  } else {
+    obs = Logged{p.obj.name + "." + hexNanos(), ns, 0, ts};
+  }
+  obs.count += 1;
+  logged_[key] = obs;
+  loggedOrder_.push_back(key);
+  if (loggedOrder_.size() > kLruEntries) {
+    logged_.erase(loggedOrder_.front());
+    loggedOrder_.pop_front();
+  }
+
+  // The spam filter: per source, object and type (not reason), burst 25, one more every 5 minutes.
+  auto& limiter = spam_[source + object + "\x1f" + p.type];
   if (!limiter) limiter = std::make_unique<RateLimiter>(kSpamQps, kSpamBurst, clock_);
   if (!limiter->tryAccept()) return;
 
-  // Aggregation: many different messages for the same object/reason become one combined event.
-  std::string message = p.message;
-  const std::string aggKey = p.component + "\x1f" + objKey + "\x1f" + p.type + "\x1f" + p.reason;
-  Similar& sim = similar_[aggKey];
-  auto now = clock_.now();
-  if (sim.messages.empty() || now - sim.since > kAggregateWindow) {
-    sim.messages.clear();
-    sim.since = now;
-  }
-  sim.messages[p.message] = true;
-  if (static_cast<int>(sim.messages.size()) >= kAggregateThreshold)
-    message = "(combined from similar events): " + p.message;
-
-  const std::string key = aggKey + "\x1f" + message;
-  const std::string ts = api::Time::now().rfc3339();
-  auto it = logged_.find(key);
-  if (it != logged_.end()) {
-    Logged& l = it->second;
-    const int32_t count = l.count + 1;
-    std::string body = R"({"count":)" + std::to_string(count) + R"(,"lastTimestamp":")" + ts + R"(","message":)";
-    {
-      std::string m;
-      api::JsonWriter w(m);
-      w.value(message);
-      body += m + "}";
-    }
-    auto r = patch<api::core::v1::Event>(*client_, l.ns, l.name, PatchType::kStrategicMerge, body);
-    if (r.ok()) {
-      l.count = count;
-      return;
-    }
-    if (r.status().code() != StatusCode::kNotFound) {
-      std::fprintf(stderr, "Unable to update event %s/%s: %s\n", l.ns.c_str(), l.name.c_str(),
-                   r.status().toString().c_str());
-      return;
-    }
-    // The Event expired or was deleted: write it anew.
-    logged_.erase(it);
-    loggedOrder_.remove(key);
-  }
-
   api::core::v1::Event ev;
-  ev.metadata.name = p.obj.name + "." + hexNanos();
+  ev.metadata.name = obs.name;
   ev.metadata.namespace_ = ns;
   ev.involvedObject.kind = p.obj.kind;
   ev.involvedObject.apiVersion = p.obj.apiVersion;
@@ -163,31 +165,45 @@ void EventBroadcaster::write(const Pending& p) {
   ev.type = p.type;
   ev.source.component = p.component;
   ev.source.host = host_;
-  ev.reportingComponent = p.component;
-  ev.reportingInstance = host_;
-  ev.firstTimestamp = *api::Time::parse(ts);
-  ev.lastTimestamp = ev.firstTimestamp;
-  ev.count = 1;
-  // client-go retries a failed write up to 12 times, 10 s apart; a controller never waits on it.
+  if (!combined) {  // the aggregator's combined Event carries no reporting controller or instance
+    ev.reportingComponent = p.component;
+    ev.reportingInstance = host_;
+  }
+  ev.firstTimestamp = *api::Time::parse(obs.firstTimestamp);
+  ev.lastTimestamp = *api::Time::parse(ts);
+  ev.count = obs.count;
+
+  std::string patchBody;
+  if (existing) {
+    std::string m;
+    api::JsonWriter w(m);
+    w.value(message);
+    patchBody = R"({"count":)" + std::to_string(obs.count) + R"(,"lastTimestamp":")" + ts + R"(","message":)" + m + "}";
+  }
   for (int attempt = 0; attempt < 12; ++attempt) {
-    auto r = create(*client_, ns, ev);
-    if (r.ok()) {
-      logged_[key] = Logged{r->metadata.name, ns, 1, ts};
-      loggedOrder_.push_back(key);
-      if (loggedOrder_.size() > kLruEntries) {
-        logged_.erase(loggedOrder_.front());
-        loggedOrder_.pop_front();
-      }
-      return;
+    Status st;
+    if (existing) {
+      auto r = patch<api::core::v1::Event>(*client_, ns, obs.name, PatchType::kStrategicMerge, patchBody);
+      if (r.ok()) return;
+      st = r.status();
+      if (st.code() == StatusCode::kNotFound) existing = false;  // expired or deleted: written anew below
     }
-    StatusCode c = r.status().code();
+    if (!existing) {
+      auto r = create(*client_, ns, ev);
+      if (r.ok()) {
+        if (auto it = logged_.find(key); it != logged_.end()) it->second.name = r->metadata.name;
+        return;
+      }
+      st = r.status();
+    }
+    StatusCode c = st.code();
     if (c == StatusCode::kAlreadyExists || c == StatusCode::kInvalid || c == StatusCode::kForbidden ||
         c == StatusCode::kNotFound) {  // namespace terminating, RBAC, ...: not retryable
-      std::fprintf(stderr, "Server rejected event (will not retry): %s\n", r.status().toString().c_str());
+      std::fprintf(stderr, "Server rejected event (will not retry): %s\n", st.toString().c_str());
       return;
     }
     std::fprintf(stderr, "Unable to write event %s/%s: %s (may retry after sleeping)\n", ns.c_str(),
-                 ev.metadata.name.c_str(), r.status().toString().c_str());
+                 ev.metadata.name.c_str(), st.toString().c_str());
     if (stop_.stop_requested() || !clock_.sleepFor(std::chrono::seconds(10), stop_.get_token()))
       return;
   }

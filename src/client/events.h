@@ -4,9 +4,10 @@
 //    blocking the controller that records).
 //  - EventRecorder (one per controller, source.component = the controller's name) records events.
 //  - The correlator collapses repeats: the same event again bumps `count` and `lastTimestamp` with a PATCH on
-//    the existing Event instead of creating another; 10+ similar events (same object and reason, different
-//    messages) within 10 minutes are combined ("(combined from similar events): ..."); a per-object spam
-//    filter (burst 25, one token per 5 minutes) drops floods.
+//    the existing Event instead of creating another; from the 10th distinct message for the same object and
+//    reason (each within 10 minutes of the last) on, they update one combined Event ("(combined from similar
+//    events): <latest message>"); a per-object-and-type spam filter (burst 25, one token per 5 minutes) drops
+//    floods.
 // Thread-safe: record from any thread.
 #include <condition_variable>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -72,9 +74,9 @@ class EventBroadcaster {
     int32_t count = 0;
     std::string firstTimestamp;
   };
-  struct Similar {
-    std::map<std::string, bool> messages;
-    Clock::TimePoint since;
+  struct Similar {  // client-go aggregateRecord
+    std::set<std::string> messages;
+    Clock::TimePoint last;
   };
   void enqueue(Pending p);
   void drain();  // a pool task: writes queued events until none are left
