@@ -39,13 +39,22 @@ e2e_rc=0
 bash test/e2e/run.sh || e2e_rc=$?
 read -r e2e_pass e2e_fail < <(counts "${OUTPUT_DIR}/e2e-results.json")
 
+# A small set of differential scenarios (ours beside upstream kcm, docs/differential.md) and the harness's
+# self-test; `hack/diff-upstream.sh all` runs every scenario.
+log "differential scenarios beside upstream"
+diff_pass=0 diff_fail=0
+for s in --self-test namespace-basics replication-adoption gc-propagation deployment-rollout; do
+  if bash hack/diff-upstream.sh "$s"; then diff_pass=$(( diff_pass + 1 )); else diff_fail=$(( diff_fail + 1 )); fi
+done
+
 echo
 echo "unit: ${unit_pass} passed, ${unit_fail} failed"
 echo "e2e: ${e2e_pass} passed, ${e2e_fail} failed"
+echo "diff: ${diff_pass} passed, ${diff_fail} failed"
 echo "took $(( $(date +%s) - t0 )) s"
-total_fail=$(( unit_fail + e2e_fail ))
+total_fail=$(( unit_fail + e2e_fail + diff_fail ))
 [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))  # crashed before reporting
 [ $e2e_rc -ne 0 ] && [ "$e2e_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))
 [ $gen_rc -ne 0 ] && total_fail=$(( total_fail + 1 ))
-echo "$(( unit_pass + e2e_pass )) passed, ${total_fail} failed"
-[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ]
+echo "$(( unit_pass + e2e_pass + diff_pass )) passed, ${total_fail} failed"
+[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ] && [ $diff_fail -eq 0 ]

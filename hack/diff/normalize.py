@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Dump and compare the end state of a differential scenario (hack/diff-upstream.sh).
+
+  normalize.py dump NAMESPACE            every listable namespaced object of NAMESPACE, the namespace itself and the
+                                         nodes, as one JSON list on stdout (raw: normalised only when compared)
+  normalize.py compare A.json B.json SCENARIO
+                                         normalises both dumps and prints every difference as
+                                         `<kind> "<name>": <field path>: upstream=<v> ours=<v>`; exits 1 if any
+
+What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
+timestamps, managedFields, the random suffix of generated names (mapped to `<generateName>*` everywhere they
+appear), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
+fresh PKI), node status (KWOK's), Event counts and names (Events compare as a set of type, reason, object,
+source and message) and the scheduler's Events.
+"""
+import json
+import re
+import subprocess
+import sys
+
+TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def kubectl(*args):
+    r = subprocess.run(["kubectl", *args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def dump(ns):
+    rc, out, err = kubectl("api-resources", "--verbs=list", "--namespaced", "-o", "name")
+    if rc != 0:
+        sys.exit("api-resources: " + err)
+    # events.events.k8s.io is the same objects as core events: keep one.
+    resources = [r for r in out.split() if r and r != "events.events.k8s.io"]
+    items = []
+    for chunk in (resources[i:i + 20] for i in range(0, len(resources), 20)):
+        rc, out, err = kubectl("get", ",".join(chunk), "-n", ns, "-o", "json", "--ignore-not-found")
+        if out.strip():
+            items += json.loads(out).get("items", [])
+        elif rc != 0:
+            sys.exit("get %s: %s" % (",".join(chunk), err))
+    for args in (["get", "nodes", "-o", "json"], ["get", "namespace", ns, "-o", "json"]):
+        rc, out, err = kubectl(*args)
+        if rc != 0:
+            sys.exit(" ".join(args) + ": " + err)
+        j = json.loads(out)
+        items += j.get("items", [j])
+    json.dump(items, sys.stdout, indent=1, sort_keys=True)
+
+
+# k8s.io/apimachinery/pkg/util/rand's alphabet: generated name suffixes and the ServiceAccount admission plugin's
+# kube-api-access-xxxxx volume names are 5 of these.
+RAND_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+# Kinds whose controllers name their pods <name>-<random>: pods already deleted are still named in Events.
+POD_OWNER_KINDS = {"ReplicaSet", "ReplicationController", "Job", "DaemonSet"}
+
+
+def generated_names(items):
+    """Prefixes of generated names: every generateName seen, `<name>-` of pod owners, kube-api-access-."""
+    prefixes = {"kube-api-access-"}
+    for o in items:
+        md = o.get("metadata", {})
+        if md.get("generateName"):
+            prefixes.add(md["generateName"])
+        if o.get("kind") in POD_OWNER_KINDS and md.get("name"):
+            prefixes.add(md["name"] + "-")
+        inv = o.get("involvedObject", {}) if o.get("kind") == "Event" else {}
+        if inv.get("kind") in POD_OWNER_KINDS and inv.get("name"):  # an owner deleted since
+            prefixes.add(inv["name"] + "-")
+    if not prefixes:
+        return None
+    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    return re.compile(r"(?<![A-Za-z0-9-])(" + alternatives + r")" + RAND_SUFFIX + r"(?![A-Za-z0-9-])")
+
+
+def replace_names(v, names):
+    if names is None or not isinstance(v, str):
+        return v
+    return names.sub(lambda m: m.group(1) + "*", v)
+
+
+def scrub(v, names):
+    if isinstance(v, dict):
+        return {k: scrub(x, names) for k, x in v.items()}
+    if isinstance(v, list):
+        return [scrub(x, names) for x in v]
+    if isinstance(v, str):
+        if TIME_RE.match(v):
+            return "<time>"
+        return replace_names(v, names)
+    return v
+
+
+def normalize_object(o, names):
+    o = json.loads(json.dumps(o))
+    kind = o.get("kind", "")
+    md = o.setdefault("metadata", {})
+    for k in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink"):
+        md.pop(k, None)
+    if "deletionTimestamp" in md:
+        md["deletionTimestamp"] = "<set>"
+    for ref in md.get("ownerReferences", []):
+        ref.pop("uid", None)
+    if kind == "Event":
+        inv = o.get("involvedObject", {})
+        return scrub({"kind": "Event", "metadata": {"name": "event"}, "type": o.get("type"),
+                      "reason": o.get("reason"),
+                      "involvedObject": {"kind": inv.get("kind"), "name": inv.get("name"),
+                                         "namespace": inv.get("namespace"), "fieldPath": inv.get("fieldPath")},
+                      "source": o.get("source", {}).get("component"),
+                      "reportingComponent": o.get("reportingComponent"), "message": o.get("message")}, names)
+    if kind == "Pod":
+        spec, st = o.get("spec", {}), o.get("status", {})
+        if spec.get("nodeName"):
+            spec["nodeName"] = "<node>"
+        for k in ("podIP", "podIPs", "hostIP", "hostIPs", "startTime"):
+            st.pop(k, None)
+        for cs in st.get("containerStatuses", []) + st.get("initContainerStatuses", []):
+            for k in ("containerID", "imageID"):
+                cs.pop(k, None)
+    if kind == "Node":
+        o.pop("status", None)
+    if kind == "Secret" and o.get("type") == "kubernetes.io/service-account-token":
+        o["data"] = {k: "<data>" for k in o.get("data", {})}
+    if kind == "ConfigMap" and md.get("name") == "kube-root-ca.crt":
+        o["data"] = {k: "<ca>" for k in o.get("data", {})}
+    if kind == "ServiceAccount":
+        for s in o.get("secrets", []):
+            s.pop("uid", None)
+    return scrub(o, names)
+
+
+NOT_KCM = {"default-scheduler"}  # events of other components (which node the scheduler picked differs by run)
+
+
+def normalize(items):
+    items = [o for o in items
+             if not (o.get("kind") == "Event" and (o.get("source", {}).get("component") in NOT_KCM or
+                                                   o.get("reportingComponent") in NOT_KCM))]
+    names = generated_names(items)
+    out = [normalize_object(o, names) for o in items]
+    events = {json.dumps(e, sort_keys=True) for e in out if e.get("kind") == "Event"}
+    rest = [o for o in out if o.get("kind") != "Event"] + [json.loads(e) for e in sorted(events)]
+    return sorted(rest, key=lambda o: (o.get("kind", ""), o["metadata"].get("name", ""), json.dumps(o, sort_keys=True)))
+
+
+def key(o):
+    if o.get("kind") == "Event":
+        inv = o["involvedObject"]
+        return ("Event", "%s/%s %s" % (inv.get("kind"), inv.get("name"), o.get("reason")))
+    return (o.get("kind", ""), o["metadata"].get("name", ""))
+
+
+def walk(a, b, path, out):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            p = path + "." + k if path else k
+            if k not in a:
+                out.append((p, "<absent>", b[k]))
+            elif k not in b:
+                out.append((p, a[k], "<absent>"))
+            else:
+                walk(a[k], b[k], p, out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            walk(x, y, "%s[%d]" % (path, i), out)
+    elif a != b:
+        out.append((path, a, b))
+
+
+def short(v):
+    s = json.dumps(v, sort_keys=True)
+    return s if len(s) <= 200 else s[:200] + "..."
+
+
+def event_text(e):
+    rest = {k: v for k, v in e.items() if k not in ("kind", "metadata", "involvedObject", "reason", "message")}
+    return "%s %s" % (json.dumps(e.get("message")), json.dumps(rest, sort_keys=True))
+
+
+def compare(fa, fb, scenario):
+    a, b = normalize(json.load(open(fa))), normalize(json.load(open(fb)))
+    groups = {}
+    for side, objs in (("upstream", a), ("ours", b)):
+        for o in objs:
+            groups.setdefault(key(o), {"upstream": [], "ours": []})[side].append(o)
+    diffs = []
+    for (kind, name), g in sorted(groups.items()):
+        label = '%s "%s"' % (kind.lower(), name)
+        ua, ob = g["upstream"], g["ours"]
+        if kind == "Event":  # a set: report what one side has and the other lacks
+            us, os_ = ({json.dumps(e, sort_keys=True) for e in x} for x in (ua, ob))
+            for side, only in (("upstream", us - os_), ("ours", os_ - us)):
+                for e in sorted(only):
+                    diffs.append("%s: only in %s: %s" % (label, side, event_text(json.loads(e))))
+            continue
+        for i in range(max(len(ua), len(ob))):
+            if i >= len(ua):
+                diffs.append("%s: only in ours: %s" % (label, short(ob[i])))
+            elif i >= len(ob):
+                diffs.append("%s: only in upstream: %s" % (label, short(ua[i])))
+            else:
+                fields = []
+                walk(ua[i], ob[i], "", fields)
+                for p, x, y in fields:
+                    diffs.append("%s: %s: upstream=%s ours=%s" % (label, p, short(x), short(y)))
+    for d in diffs:
+        print("DIFF %s: %s" % (scenario, d))
+    print("%s: %d object(s) upstream, %d ours, %d difference(s)" % (scenario, len(a), len(b), len(diffs)))
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "dump":
+        dump(sys.argv[2])
+    elif len(sys.argv) == 5 and sys.argv[1] == "compare":
+        sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[4]))
+    else:
+        sys.exit(__doc__)
