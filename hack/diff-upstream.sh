@@ -6,7 +6,9 @@
 # Usage: hack/diff-upstream.sh all | --self-test | SCENARIO...   (scenarios: test/diff/<name>.sh)
 #   all          every scenario under test/diff/ (except *-injected)
 #   --self-test  runs the injected-difference scenario and fails unless the harness reports it
-# Scenario files are sourced: they set CONTROLLERS (comma list for --controllers) and optionally EXTRA_FLAGS (array),
+# Scenario files are sourced: they set CONTROLLERS (comma list for --controllers) and optionally EXTRA_FLAGS (array)
+# and DUMP_EXTRA (array of NS:RESOURCE[/NAME] outside the scenario's namespace to compare too, e.g.
+# kube-public:configmap/cluster-info),
 # and define steps(), run with NS (a fresh namespace whose default ServiceAccount exists), SIDE (upstream|ours),
 # CLUSTER_NAME (for hack/cluster.sh stop/start), kubectl on the cluster and the helpers below. Ends in a settled state: steps() waits for what it expects.
 . "$(dirname "$0")/lib.sh"
@@ -51,7 +53,7 @@ run_side() {
   local scenario="$1" side="$2" binary="$3"
   local cluster="diff-${side}-$$"
   (
-    CONTROLLERS="" EXTRA_FLAGS=()
+    CONTROLLERS="" EXTRA_FLAGS=() DUMP_EXTRA=()
     # shellcheck disable=SC1090
     . "test/diff/${scenario}.sh"
     bash hack/cluster.sh up "${cluster}" >/dev/null 2>"${DIFF_OUT}/${scenario}.${side}.cluster.log" ||
@@ -71,7 +73,7 @@ run_side() {
     fi
     log "diff ${scenario}: ${side} kcm running (${CONTROLLERS})"
     steps
-    python3 hack/diff/normalize.py dump "${NS}" > "${DIFF_OUT}/${scenario}.${side}.json"
+    python3 hack/diff/normalize.py dump "${NS}" "${DUMP_EXTRA[@]}" > "${DIFF_OUT}/${scenario}.${side}.json"
     cp "${CLUSTER_DIR}/logs/bench-${side}.log" "${DIFF_OUT}/${scenario}.${side}.kcm.log" 2>/dev/null || true
   )
 }

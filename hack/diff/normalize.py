@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Dump and compare the end state of a differential scenario (hack/diff-upstream.sh).
 
-  normalize.py dump NAMESPACE            every listable namespaced object of NAMESPACE, the namespace itself and the
-                                         nodes, as one JSON list on stdout (raw: normalised only when compared)
+  normalize.py dump NAMESPACE [NS:RESOURCE ...]
+                                         every listable namespaced object of NAMESPACE, the namespace itself, the
+                                         nodes and every RESOURCE (e.g. secrets, configmap/cluster-info) of NS, as
+                                         one JSON list on stdout (raw: normalised only when compared)
   normalize.py compare A.json B.json SCENARIO
                                          normalises both dumps and prints every difference as
                                          `<kind> "<name>": <field path>: upstream=<v> ours=<v>`; exits 1 if any
@@ -26,7 +28,7 @@ def kubectl(*args):
     return r.returncode, r.stdout, r.stderr
 
 
-def dump(ns):
+def dump(ns, extra=()):
     rc, out, err = kubectl("api-resources", "--verbs=list", "--namespaced", "-o", "name")
     if rc != 0:
         sys.exit("api-resources: " + err)
@@ -39,12 +41,16 @@ def dump(ns):
             items += json.loads(out).get("items", [])
         elif rc != 0:
             sys.exit("get %s: %s" % (",".join(chunk), err))
-    for args in (["get", "nodes", "-o", "json"], ["get", "namespace", ns, "-o", "json"]):
+    gets = [["get", "nodes", "-o", "json"], ["get", "namespace", ns, "-o", "json"]]
+    gets += [["get", spec.split(":", 1)[1], "-n", spec.split(":", 1)[0], "-o", "json", "--ignore-not-found"]
+             for spec in extra]
+    for args in gets:
         rc, out, err = kubectl(*args)
         if rc != 0:
             sys.exit(" ".join(args) + ": " + err)
-        j = json.loads(out)
-        items += j.get("items", [j])
+        if out.strip():
+            j = json.loads(out)
+            items += j.get("items", [j])
     json.dump(items, sys.stdout, indent=1, sort_keys=True)
 
 
@@ -211,8 +217,8 @@ def compare(fa, fb, scenario):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "dump":
-        dump(sys.argv[2])
+    if len(sys.argv) >= 3 and sys.argv[1] == "dump":
+        dump(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) == 5 and sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[4]))
     else:

@@ -6,6 +6,8 @@
 #include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_json.h"
 #include "api/gen/rbac_v1_json.h"
+#include "controllers/bootstrap/bootstrapsigner.h"
+#include "controllers/bootstrap/tokencleaner.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
@@ -73,6 +75,22 @@ Result<std::unique_ptr<Controller>> startRootCACertPublisher(ControllerContext& 
                                                     ctx.informerFactory->forType<api::core::v1::ConfigMap>(),
                                                     ctx.informerFactory->forType<api::core::v1::Namespace>());
   return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(1, stop); });
+}
+
+// Both disabled by default; kubeadm enables them by name (--controllers=*,bootstrapsigner,tokencleaner).
+Result<std::unique_ptr<Controller>> startBootstrapSignerController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("bootstrap-signer");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<bootstrap::Signer>(*c, ctx.informerFactory->forType<api::core::v1::Secret>(),
+                                                  ctx.informerFactory->forType<api::core::v1::ConfigMap>());
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
+}
+
+Result<std::unique_ptr<Controller>> startTokenCleanerController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("token-cleaner");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<bootstrap::TokenCleaner>(*c, ctx.informerFactory->forType<api::core::v1::Secret>());
+  return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
 }
 
 Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
@@ -265,6 +283,8 @@ Status registerControllerInitFuncs() {
   setInit("ttl-controller", startTTLController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
+  setInit("bootstrap-signer-controller", startBootstrapSignerController);
+  setInit("token-cleaner-controller", startTokenCleanerController);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

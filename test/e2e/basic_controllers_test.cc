@@ -1,5 +1,6 @@
 // The first controllers of the basics slice, run by our kube-controller-manager with the seed's command line:
 // serviceaccount (SA `default` in every namespace) and root-ca-certificate-publisher (`kube-root-ca.crt`).
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -273,6 +274,63 @@ TEST_F(E2ETest, TheTokenControllerRunsWhateverControllersSays) {
   }, 20s)) << kcm->log().substr(0, 3000);
   EXPECT_EQ(kcm->log().find("\"Warning: controller is disabled\" controller=\"serviceaccount-token-controller\""),
             std::string::npos);
+}
+
+// bootstrap-signer-controller and token-cleaner-controller, which the seed enables by name
+// (--controllers=*,bootstrapsigner,tokencleaner) for kubeadm's node join: every bootstrap token that may sign gets
+// its detached JWS of cluster-info's kubeconfig (checked here by an independent HS256 verifier in Python), and a
+// token past its expiration is deleted, its signature with it (upstream bootstrapsigner.go, tokencleaner.go).
+TEST_F(BasicControllers, BootstrapTokensSignClusterInfoAndExpiredTokensAreCleanedUp) {
+  const std::string content = "apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: \"\"\n"
+                              "kind: Config\n";
+  auto expiresIn = [](std::chrono::seconds d) {
+    std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + d);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return std::string(buf);
+  };
+  auto token = [](const std::string& id, const std::string& secret, const std::string& expiration) {
+    return R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"bootstrap-token-)" + id +
+           R"(","namespace":"kube-system"},"type":"bootstrap.kubernetes.io/token","stringData":{"token-id":")" + id +
+           R"(","token-secret":")" + secret + R"(","usage-bootstrap-signing":"true","usage-bootstrap-authentication":"true")" +
+           (expiration.empty() ? "" : R"(,"expiration":")" + expiration + "\"") + "}}";
+  };
+  struct Cleanup {
+    ~Cleanup() {
+      kubectl({"delete", "configmap", "cluster-info", "-n", "kube-public", "--ignore-not-found"});
+      kubectl({"delete", "secret", "-n", "kube-system", "bootstrap-token-e2eaaa", "bootstrap-token-e2ebbb",
+               "--ignore-not-found"});
+    }
+  } cleanup;
+  kubectl({"delete", "configmap", "cluster-info", "-n", "kube-public", "--ignore-not-found"});
+  ASSERT_TRUE(kubectl({"create", "configmap", "cluster-info", "-n", "kube-public", "--from-literal=kubeconfig=" + content})
+                  .ok());
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, token("e2eaaa", "0123456789abcdef", "")).ok());
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"}, token("e2ebbb", "fedcba9876543210", expiresIn(15s))).ok());
+  auto data = [] { return kubectlJson({"get", "configmap", "cluster-info", "-n", "kube-public"})["data"]; };
+  ASSERT_TRUE(waitFor([&] { return data().contains("jws-kubeconfig-e2eaaa") && data().contains("jws-kubeconfig-e2ebbb"); },
+                      10s)) << data().dump() << kcm_->log().substr(0, 3000);
+  const char* verifier = R"(
+import base64, hashlib, hmac, json, sys
+sig, content, kid, secret = sys.argv[1:5]
+b64 = lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")
+header, payload, mac = sig.split(".")
+assert payload == "", "not detached"
+assert json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4))) == {"alg": "HS256", "kid": kid}
+want = hmac.new(secret.encode(), (header + "." + b64(content.encode())).encode(), hashlib.sha256).digest()
+assert mac == b64(want), "bad signature"
+print("verified")
+)";
+  for (auto [id, secret] : {std::pair{"e2eaaa", "0123456789abcdef"}, std::pair{"e2ebbb", "fedcba9876543210"}}) {
+    ExecResult v = exec({"python3", "-c", verifier, data()["jws-kubeconfig-" + std::string(id)], content, id, secret});
+    EXPECT_EQ(v.out, "verified\n") << v.err;
+  }
+  // The short-lived token goes at its expiration (the cleaner comes back then), and its signature with it.
+  EXPECT_TRUE(waitFor([&] { return !kubectl({"get", "secret", "-n", "kube-system", "bootstrap-token-e2ebbb"}).ok(); },
+                      40s));
+  EXPECT_TRUE(waitFor([&] { return !data().contains("jws-kubeconfig-e2ebbb"); }, 10s)) << data().dump();
+  EXPECT_TRUE(data().contains("jws-kubeconfig-e2eaaa"));
+  EXPECT_TRUE(kubectl({"get", "secret", "-n", "kube-system", "bootstrap-token-e2eaaa"}).ok());
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "api/gen/core_v1_json.h"
-#include "api/support/base64.h"
+#include "api/support/base64url.h"
 #include "api/support/json_writer.h"
 #include "base/log.h"
 #include "client/typed_client.h"
@@ -28,15 +28,7 @@ constexpr const char* kTokenType = "kubernetes.io/service-account-token";
 constexpr const char* kSANameKey = "kubernetes.io/service-account.name";
 constexpr const char* kSAUIDKey = "kubernetes.io/service-account.uid";
 
-std::string base64url(std::string_view in) {
-  std::string s = api::codec::base64Encode(in);
-  for (char& c : s) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  while (!s.empty() && s.back() == '=') s.pop_back();
-  return s;
-}
+std::string base64url(std::string_view in) { return api::codec::base64RawUrlEncode(in); }
 
 std::string jsonString(const std::string& v) {
   std::string out;
