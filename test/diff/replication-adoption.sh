@@ -8,6 +8,10 @@ pod_json() {  # pod_json NAME APP
 steps() {
   for p in orphan-a orphan-b; do pod_json "$p" rs | kubectl apply -n "${NS}" -f - >/dev/null; done
   pod_json orphan-rc rc | kubectl apply -n "${NS}" -f - >/dev/null
+  for p in orphan-a orphan-b orphan-rc; do wait_until 60 jsonpath_is "pod/$p" '{.status.phase}' Running; done
+  # The scale-down ranks pods by how long they have been Ready in log2 buckets, then by UID (random). Orphans Ready
+  # 20 s longer than the pods the controllers create fall in another bucket, so both sides keep the same pod.
+  settle 20
   kubectl apply -n "${NS}" -f - >/dev/null <<'YAML'
 apiVersion: apps/v1
 kind: ReplicaSet
