@@ -40,10 +40,12 @@ bash test/e2e/run.sh || e2e_rc=$?
 read -r e2e_pass e2e_fail < <(counts "${OUTPUT_DIR}/e2e-results.json")
 
 # A small set of differential scenarios (ours beside upstream kcm, docs/differential.md) and the harness's
-# self-test; `hack/diff-upstream.sh all` runs every scenario.
+# self-test; `hack/diff-upstream.sh all` runs every scenario. deployment-rollout stays out of this set: the sizes of
+# a rollout's intermediate steps (its ScalingReplicaSet Events, the RS generation) depend on when pods become
+# available relative to the syncs, so two runs of the same binary can differ there.
 log "differential scenarios beside upstream"
 diff_pass=0 diff_fail=0
-for s in --self-test namespace-basics replication-adoption gc-propagation deployment-rollout; do
+for s in --self-test namespace-basics replication-adoption gc-propagation; do
   if bash hack/diff-upstream.sh "$s"; then diff_pass=$(( diff_pass + 1 )); else diff_fail=$(( diff_fail + 1 )); fi
 done
 
