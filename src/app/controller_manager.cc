@@ -5,7 +5,6 @@
 
 #include <pthread.h>
 
-#include <condition_variable>
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -14,7 +13,6 @@
 #include <mutex>
 #include <tuple>
 #include <cstdio>
-#include <random>
 #include <thread>
 
 #include "base/executor.h"
