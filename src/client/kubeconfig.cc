@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "api/support/base64.h"
+#include "base/file.h"
 #include "client/rest_config.h"
 
 namespace kcm::client {
@@ -15,14 +16,6 @@ namespace {
 
 Status bad(const std::string& file, const std::string& what) {
   return Status(StatusCode::kInvalidArgument, "kubeconfig " + file + ": " + what);
-}
-
-Result<std::string> readFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Status(StatusCode::kInvalidArgument, "cannot read " + path + ": " + std::strerror(errno));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 // Relative paths in a kubeconfig are relative to the file's directory (client-go ResolvePaths).

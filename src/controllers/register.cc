@@ -8,6 +8,7 @@
 #include "api/gen/rbac_v1_json.h"
 #include "controllers/bootstrap/bootstrapsigner.h"
 #include "controllers/bootstrap/tokencleaner.h"
+#include "controllers/certificates/register_certificates.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
@@ -285,6 +286,7 @@ Status registerControllerInitFuncs() {
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
   setInit("bootstrap-signer-controller", startBootstrapSignerController);
   setInit("token-cleaner-controller", startTokenCleanerController);
+  registerCertificatesInitFuncs(setInit, rootCA);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

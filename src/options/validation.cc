@@ -27,6 +27,27 @@ std::vector<std::string> validate(const KubeControllerManagerOptions& o, std::ve
   if (o.persistentvolumeAttachDetachController.attachDetachReconcileSyncPeriod < std::chrono::seconds(1))
     errs.push_back("duration time must be greater than one second as set via command line option "
                    "reconcile-sync-loop-period");
+  // CSRSigningControllerOptions.Validate
+  const auto& csr = o.certificatesigningrequestSigningController;
+  auto pair = [&](const char* name, const std::string& cert, const std::string& key) {
+    if (cert.empty() && !key.empty()) errs.push_back(std::string("\"") + name + "\": cannot specify key without cert");
+    if (!cert.empty() && key.empty()) errs.push_back(std::string("\"") + name + "\": cannot specify cert without key");
+  };
+  pair("cluster-signing-kubelet-serving", csr.clusterSigningKubeletServingCertFile, csr.clusterSigningKubeletServingKeyFile);
+  pair("cluster-signing-kube-apiserver-client", csr.clusterSigningKubeletClientCertFile,
+       csr.clusterSigningKubeletClientKeyFile);
+  pair("cluster-signing-kube-apiserver", csr.clusterSigningKubeApiserverClientCertFile,
+       csr.clusterSigningKubeApiserverClientKeyFile);
+  pair("cluster-signing-legacy-unknown", csr.clusterSigningLegacyUnknownCertFile, csr.clusterSigningLegacyUnknownKeyFile);
+  const bool singleSigningFile = !csr.clusterSigningCertFile.empty() || !csr.clusterSigningKeyFile.empty();
+  const bool anySpecificFilesSet =
+      !csr.clusterSigningKubeletServingCertFile.empty() || !csr.clusterSigningKubeletServingKeyFile.empty() ||
+      !csr.clusterSigningKubeletClientCertFile.empty() || !csr.clusterSigningKubeletClientKeyFile.empty() ||
+      !csr.clusterSigningKubeApiserverClientCertFile.empty() || !csr.clusterSigningKubeApiserverClientKeyFile.empty() ||
+      !csr.clusterSigningLegacyUnknownCertFile.empty() || !csr.clusterSigningLegacyUnknownKeyFile.empty();
+  if (singleSigningFile && anySpecificFilesSet)
+    errs.push_back("cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the "
+                   "same time");
   positive(errs, "concurrent-daemonset-syncs", o.daemonsetController.concurrentDaemonsetSyncs);
   positive(errs, "concurrent-device-taint-eviction-syncs",
            o.deviceTaintEvictionController.concurrentDeviceTaintEvictionSyncs, "greater than zero, got");

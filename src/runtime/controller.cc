@@ -1,5 +1,7 @@
 #include "runtime/controller.h"
 
+#include "base/log.h"
+
 #include <cstdio>
 
 namespace kcm::runtime {
@@ -42,8 +44,12 @@ void ControllerBase::processKey(const std::string& k) {
                  r.status.toString().c_str());
     queue_.forget(*key);
   } else {
-    std::fprintf(stderr, "%s: error syncing %s, requeuing: %s\n", name_.c_str(), key->c_str(),
-                 r.status.toString().c_str());
+    if (!r.quiet)
+      std::fprintf(stderr, "%s: error syncing %s, requeuing: %s\n", name_.c_str(), key->c_str(),
+                   r.status.toString().c_str());
+    else
+      KLOG_V(4, "\"Sync failed\" controller=" + log::quote(name_) + " key=" + log::quote(*key) +
+                    " err=" + log::quote(r.status.message()));
     queue_.addRateLimited(*key);
   }
   queue_.done(*key);

@@ -31,10 +31,12 @@ struct SyncResult {
   Status status;
   std::optional<Clock::Duration> requeueAfter;
   bool retry = true;
+  bool quiet = false;  // an expected failure (upstream's IgnorableError): retried, logged at V(4) only
   static SyncResult ok() { return {}; }
   static SyncResult after(Clock::Duration d) { return {Status::Ok(), d, true}; }
   static SyncResult error(Status s) { return {std::move(s), std::nullopt, true}; }
   static SyncResult errorNoRetry(Status s) { return {std::move(s), std::nullopt, false}; }
+  static SyncResult ignorable(Status s) { return {std::move(s), std::nullopt, true, true}; }
 };
 
 class ControllerBase {

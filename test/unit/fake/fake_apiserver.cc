@@ -1,6 +1,7 @@
 #include "fake/fake_apiserver.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <tuple>
 
@@ -19,7 +20,19 @@ std::vector<std::string> splitPath(const std::string& path) {
   while (i < path.size()) {
     size_t j = path.find('/', i);
     if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
+    if (j > i) {  // segments arrive percent-encoded (urlEncode in resourcePath), as on the wire
+      std::string seg, raw = path.substr(i, j - i);
+      for (size_t k = 0; k < raw.size(); ++k) {
+        if (raw[k] == '%' && k + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[k + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(raw[k + 2]))) {
+          seg += static_cast<char>(std::stoi(raw.substr(k + 1, 2), nullptr, 16));
+          k += 2;
+        } else {
+          seg += raw[k];
+        }
+      }
+      out.push_back(seg);
+    }
     i = j + 1;
   }
   return out;
@@ -731,7 +744,7 @@ Reply FakeApiServer::doUpdate(const Path& p, json body, bool fromPatch) {
                                  p.name, p.resource).dump()};
   }
   json next;
-  if (p.sub == "status") {
+  if (p.sub == "status" || p.sub == "approval") {  // a CSR's approval writes its status conditions only
     next = old;
     if (body.contains("status")) next["status"] = body["status"];
     else next.erase("status");
@@ -751,7 +764,7 @@ Reply FakeApiServer::doUpdate(const Path& p, json body, bool fromPatch) {
     if (oldMd.contains(k)) md[k] = oldMd[k];
     else md.erase(k);
   }
-  if (p.sub == "status" || p.sub == "finalize") {
+  if (p.sub == "status" || p.sub == "approval" || p.sub == "finalize") {
     next["metadata"] = oldMd;  // only status (spec for finalize) changes through a subresource
   }
   // generation moves when anything outside metadata and status changes
