@@ -10,11 +10,14 @@
                                          `<kind> "<name>": <field path>: upstream=<v> ours=<v>`; exits 1 if any
 
 What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
-timestamps, managedFields, the random suffix of generated names (mapped to `<generateName>*` everywhere they
+timestamps, managedFields, CSR request and credential bytes and the bytes of issued certificates (compared by their
+decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
 appear), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
 fresh PKI), node status (KWOK's), Event counts and names (Events compare as a set of type, reason, object,
 source and message) and the scheduler's Events.
 """
+import base64
+import datetime
 import json
 import re
 import subprocess
@@ -133,7 +136,33 @@ def normalize_object(o, names):
     if kind == "ServiceAccount":
         for s in o.get("secrets", []):
             s.pop("uid", None)
+    if kind == "CertificateSigningRequest":
+        spec, st = o.get("spec", {}), o.get("status", {})
+        if "request" in spec:
+            spec["request"] = "<request>"  # each side makes its own key
+        extra = spec.get("extra", {})
+        if "authentication.kubernetes.io/credential-id" in extra:  # the requester's certificate: fresh PKI per side
+            extra["authentication.kubernetes.io/credential-id"] = ["<credential>"]
+        if st.get("certificate"):
+            st["certificate"] = certificate_fields(st["certificate"])
     return scrub(o, names)
+
+
+HEX_DUMP_RE = re.compile(r"^([0-9A-Fa-f]{2}:)*[0-9A-Fa-f]{2}:?$")
+
+
+def certificate_fields(b64):
+    """An issued certificate as what a client relies on: `openssl x509 -text` without the bytes that differ by
+    run (serial, keys, signature, key ids are hex dumps) and its dates, plus its lifetime in seconds."""
+    pem = base64.b64decode(b64)
+    text = subprocess.run(["openssl", "x509", "-noout", "-text"], input=pem, capture_output=True).stdout.decode()
+    fields = [ln.strip() for ln in text.splitlines()
+              if ln.strip() and not HEX_DUMP_RE.match(ln.strip()) and not ln.strip().startswith(("Not Before", "Not After"))]
+    dates = subprocess.run(["openssl", "x509", "-noout", "-startdate", "-enddate", "-dateopt", "iso_8601"], input=pem,
+                           capture_output=True).stdout.decode().split()
+    stamps = [datetime.datetime.strptime(" ".join(dates[i:i + 2]).split("=", 1)[1], "%Y-%m-%d %H:%M:%SZ")
+              for i in (0, 2)]
+    return {"fields": fields, "lifetimeSeconds": int((stamps[1] - stamps[0]).total_seconds())}
 
 
 NOT_KCM = {"default-scheduler"}  # events of other components (which node the scheduler picked differs by run)
