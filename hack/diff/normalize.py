@@ -10,7 +10,8 @@
                                          `<kind> "<name>": <field path>: upstream=<v> ours=<v>`; exits 1 if any
 
 What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
-timestamps, managedFields, CSR request and credential bytes and the bytes of issued certificates (compared by their
+timestamps, managedFields, Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
+in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
 appear), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
 fresh PKI), node status (KWOK's), Event counts and names (Events compare as a set of type, reason, object,
@@ -136,6 +137,25 @@ def normalize_object(o, names):
     if kind == "ServiceAccount":
         for s in o.get("secrets", []):
             s.pop("uid", None)
+    if kind == "Service":  # the apiserver allocates cluster IPs at random
+        spec = o.get("spec", {})
+        if spec.get("clusterIP") not in (None, "", "None"):
+            spec["clusterIP"] = "<cluster ip>"
+            spec["clusterIPs"] = ["<cluster ip>" for _ in spec.get("clusterIPs", [])]
+    if kind == "Endpoints":
+        # KWOK gives each run its own pod IPs, and addresses and subsets are ordered by IP (and by hashes that
+        # include it): an address is compared as its pod, addresses by pod name, subsets as a set.
+        for sub in o.get("subsets", []):
+            for k in ("addresses", "notReadyAddresses"):
+                for a in sub.get(k, []):
+                    if a.get("targetRef", {}).get("kind") == "Pod":
+                        a["ip"] = "<ip of pod %s>" % a["targetRef"].get("name")
+                        a["targetRef"].pop("uid", None)
+                sub[k] = sorted(sub.get(k, []), key=lambda a: json.dumps(a, sort_keys=True))
+                if not sub[k]:
+                    sub.pop(k)
+        if "subsets" in o:
+            o["subsets"] = sorted(o["subsets"], key=lambda x: json.dumps(x, sort_keys=True))
     if kind == "CertificateSigningRequest":
         spec, st = o.get("spec", {}), o.get("status", {})
         if "request" in spec:

@@ -10,6 +10,7 @@
 //	                                      controller.ComputeHash
 //	go run . hash [-collision N] < json  print ComputeHash of one template
 //	go run . dump [-wire] < json         print the dump text that is hashed
+//	go run . repack -in <cases> -out <f> golden Endpoints subsets from upstream's RepackSubsets (repack.go)
 //
 // Run through hack/update-pod-template-hash.sh.
 package main
@@ -48,6 +49,8 @@ func main() {
 		err = runHash(os.Args[2:])
 	case "dump":
 		err = runDump(os.Args[2:])
+	case "repack":
+		err = runRepack(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -147,17 +150,35 @@ type goldenCase struct {
 	Template string `json:"template"`
 }
 
-func runGolden(args []string) error {
-	fs := flag.NewFlagSet("golden", flag.ExitOnError)
+// casesFlags parses "-in <cases> -out <golden>" and reads the cases file into cases.
+func casesFlags(cmd string, args []string, cases any) (string, error) {
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	in := fs.String("in", "", "cases file")
 	out := fs.String("out", "", "golden file to write")
 	_ = fs.Parse(args)
 	data, err := os.ReadFile(*in)
 	if err != nil {
+		return "", err
+	}
+	return *out, json.Unmarshal(data, cases)
+}
+
+// writeGolden writes v as indented JSON (no HTML escaping) to path.
+func writeGolden(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func runGolden(args []string) error {
 	var cases []testCase
-	if err := json.Unmarshal(data, &cases); err != nil {
+	out, err := casesFlags("golden", args, &cases)
+	if err != nil {
 		return err
 	}
 	var golden []goldenCase
@@ -183,14 +204,7 @@ func runGolden(args []string) error {
 		}
 		golden = append(golden, g)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(golden); err != nil {
-		return err
-	}
-	return os.WriteFile(*out, buf.Bytes(), 0o644)
+	return writeGolden(out, golden)
 }
 
 func compact(raw []byte) string {

@@ -13,6 +13,7 @@
 #include "controllers/context.h"
 #include "controllers/controller.h"
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/garbagecollector/garbagecollector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/register.h"
@@ -92,6 +93,18 @@ Result<std::unique_ptr<Controller>> startTokenCleanerController(ControllerContex
   if (!c.ok()) return c.status();
   auto ctrl = std::make_shared<bootstrap::TokenCleaner>(*c, ctx.informerFactory->forType<api::core::v1::Secret>());
   return newControllerLoop(ctrl, [](auto& c, std::stop_token stop) { c.run(stop); });
+}
+
+Result<std::unique_ptr<Controller>> startEndpointsController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("endpoint-controller");
+  if (!c.ok()) return c.status();
+  const auto& endpointsController = ctx.options->endpointsController;
+  auto ctrl = std::make_shared<endpoint::EndpointsController>(
+      *c, ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Service>(),
+      ctx.informerFactory->forType<api::core::v1::Endpoints>(), ctx.newEventRecorder(*c, endpoint::kControllerName),
+      std::chrono::duration_cast<Clock::Duration>(endpointsController.endpointUpdatesBatchPeriod));
+  const int workers = endpointsController.concurrentEndpointSyncs;
+  return newControllerLoop(ctrl, [workers](auto& e, std::stop_token stop) { e.run(workers, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
@@ -282,6 +295,7 @@ Status registerControllerInitFuncs() {
   setInit("pod-garbage-collector-controller", startPodGCController);
   setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);
+  setInit("endpoints-controller", startEndpointsController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
   setInit("bootstrap-signer-controller", startBootstrapSignerController);

@@ -33,13 +33,13 @@ struct CSRSigners {
 };
 
 Result<std::unique_ptr<Controller>> startCSRSigningController(ControllerContext& ctx) {
-  const auto& o = ctx.options->certificatesigningrequestSigningController;
-  const bool missingSingleSigningFile = o.clusterSigningCertFile.empty() || o.clusterSigningKeyFile.empty();
+  const auto& certificatesigningrequestSigningController = ctx.options->certificatesigningrequestSigningController;
+  const bool missingSingleSigningFile = certificatesigningrequestSigningController.clusterSigningCertFile.empty() || certificatesigningrequestSigningController.clusterSigningKeyFile.empty();
   const SignerFiles specific[] = {
-      {o.clusterSigningKubeletServingCertFile, o.clusterSigningKubeletServingKeyFile},
-      {o.clusterSigningKubeletClientCertFile, o.clusterSigningKubeletClientKeyFile},
-      {o.clusterSigningKubeApiserverClientCertFile, o.clusterSigningKubeApiserverClientKeyFile},
-      {o.clusterSigningLegacyUnknownCertFile, o.clusterSigningLegacyUnknownKeyFile},
+      {certificatesigningrequestSigningController.clusterSigningKubeletServingCertFile, certificatesigningrequestSigningController.clusterSigningKubeletServingKeyFile},
+      {certificatesigningrequestSigningController.clusterSigningKubeletClientCertFile, certificatesigningrequestSigningController.clusterSigningKubeletClientKeyFile},
+      {certificatesigningrequestSigningController.clusterSigningKubeApiserverClientCertFile, certificatesigningrequestSigningController.clusterSigningKubeApiserverClientKeyFile},
+      {certificatesigningrequestSigningController.clusterSigningLegacyUnknownCertFile, certificatesigningrequestSigningController.clusterSigningLegacyUnknownKeyFile},
   };
   bool anySpecificFilesSet = false;
   for (const auto& f : specific) anySpecificFilesSet = anySpecificFilesSet || f.any();
@@ -50,7 +50,7 @@ Result<std::unique_ptr<Controller>> startCSRSigningController(ControllerContext&
   auto c = ctx.clientBuilder->client("certificate-controller");
   if (!c.ok()) return c.status();
   auto& csrs = ctx.informerFactory->forType<CertificateSigningRequest>();
-  const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(o.clusterSigningDuration);
+  const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(certificatesigningrequestSigningController.clusterSigningDuration);
   struct Signer {
     const char* controllerName;
     const char* signerName;
@@ -63,7 +63,7 @@ Result<std::unique_ptr<Controller>> startCSRSigningController(ControllerContext&
   };
   auto signers = std::make_shared<CSRSigners>();
   for (int i = 0; i < 4; ++i) {
-    SignerFiles f = anySpecificFilesSet ? specific[i] : SignerFiles{o.clusterSigningCertFile, o.clusterSigningKeyFile};
+    SignerFiles f = anySpecificFilesSet ? specific[i] : SignerFiles{certificatesigningrequestSigningController.clusterSigningCertFile, certificatesigningrequestSigningController.clusterSigningKeyFile};
     if (!f.any()) {
       KLOG_INFO("\"Skipping CSR signer controller because specific files were specified for other signers and not "
                 "this one\" controller=" + log::quote(kinds[i].signerName));

@@ -17,15 +17,24 @@
 
 namespace kcm::controllers::podtemplatehash {
 
-// Feeds FNV-32a as it goes and, when given a string, also keeps the text.
+// Feeds FNV-32a (pod-template-hash) or FNV-128a (Endpoints ordering) as it goes and, when given a string, also
+// keeps the text.
 class Dumper {
  public:
-  explicit Dumper(std::string* text = nullptr) : text_(text) {}
+  enum class Hash { kFnv32a, kFnv128a };
+  explicit Dumper(std::string* text = nullptr, Hash hash = Hash::kFnv32a) : text_(text), hash_(hash) {}
 
   void put(std::string_view s) {
-    for (unsigned char c : s) {
-      sum_ ^= c;
-      sum_ *= 16777619u;
+    if (hash_ == Hash::kFnv32a) {
+      for (unsigned char c : s) {
+        sum_ ^= c;
+        sum_ *= 16777619u;
+      }
+    } else {
+      for (unsigned char c : s) {
+        sum128_ ^= c;
+        sum128_ *= kFnv128Prime;
+      }
     }
     if (text_) text_->append(s);
   }
@@ -41,10 +50,15 @@ class Dumper {
   }
   void boolean(bool b) { put(b ? "true" : "false"); }
   uint32_t sum() const { return sum_; }
+  // Go's hash.Sum of fnv.New128a is these 16 bytes big-endian: comparing the numbers compares the sums' bytes.
+  unsigned __int128 sum128() const { return sum128_; }
 
  private:
+  static constexpr unsigned __int128 kFnv128Prime = (static_cast<unsigned __int128>(1) << 88) + 0x13b;
   uint32_t sum_ = 2166136261u;  // FNV-32 offset basis
+  unsigned __int128 sum128_ = (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) | 0x62b821756295c58dULL;
   std::string* text_;
+  Hash hash_;
 };
 
 // An unset list and an empty one print alike (<nil>): see pod_template_hash.h.
@@ -97,7 +111,9 @@ void dumpIntOrString(Dumper& d, const api::IntOrString& v);      // intstr.IntOr
 void dumpTime(Dumper& d, const api::Time& t);                    // metav1.Time after UnmarshalJSON
 void dumpFieldsV1(Dumper& d, const api::RawJson& raw);           // metav1.FieldsV1{Raw}
 
-// Generated: "(v1.PodTemplateSpec){...}".
+// Generated: "(v1.PodTemplateSpec){...}", "(v1.EndpointSubset){...}", "(v1.EndpointPort){...}".
 void dumpPodTemplateSpec(Dumper& d, const api::core::v1::PodTemplateSpec& t);
+void dumpEndpointSubset(Dumper& d, const api::core::v1::EndpointSubset& s);
+void dumpEndpointPort(Dumper& d, const api::core::v1::EndpointPort& p);
 
 }  // namespace kcm::controllers::podtemplatehash
