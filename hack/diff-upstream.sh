@@ -44,6 +44,18 @@ count_is() {
 rollout_done() {
   kubectl rollout status "deployment/$1" -n "${NS}" --timeout=1s >/dev/null 2>&1
 }
+# kwok_pod NAME NODE LABELS [EXTRA_SPEC] [EXTRA_META] [HTTP_PORT]: a pause pod in NS bound to NODE (no scheduler)
+# with container ports http (HTTP_PORT, default 8080) and metrics (9100); LABELS, EXTRA_SPEC and EXTRA_META are JSON
+# members (the latter two each ending in a comma).
+kwok_pod() {
+  kubectl apply -n "${NS}" -f - >/dev/null <<JSON
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1",${5:-}"labels":{$3}},
+ "spec":{"nodeName":"$2",${4:-}"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",
+ "ports":[{"name":"http","containerPort":${6:-8080}},{"name":"metrics","containerPort":9100}]}]}}
+JSON
+}
+# pod_running NAME: the pod's phase is Running.
+pod_running() { jsonpath_is "pod/$1" '{.status.phase}' Running; }
 # settle SECONDS: lets controllers finish what the last wait does not observe (both sides wait the same).
 settle() { sleep "$1"; }
 

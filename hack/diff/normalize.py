@@ -137,6 +137,14 @@ def normalize_object(o, names):
     if kind == "ServiceAccount":
         for s in o.get("secrets", []):
             s.pop("uid", None)
+    if kind == "EndpointSlice":  # as Endpoints: an endpoint compares as its pod, endpoints in a fixed order
+        for e in o.get("endpoints") or []:
+            ref = e.get("targetRef", {})
+            if ref.get("kind") == "Pod":
+                e["addresses"] = ["<ip of pod %s>" % ref.get("name") for _ in e.get("addresses", [])]
+                ref.pop("uid", None)
+        if o.get("endpoints"):
+            o["endpoints"] = sorted(o["endpoints"], key=lambda e: json.dumps(e, sort_keys=True))
     if kind == "Service":  # the apiserver allocates cluster IPs at random
         spec = o.get("spec", {})
         if spec.get("clusterIP") not in (None, "", "None"):
@@ -242,7 +250,8 @@ def compare(fa, fb, scenario):
     diffs = []
     for (kind, name), g in sorted(groups.items()):
         label = '%s "%s"' % (kind.lower(), name)
-        ua, ob = g["upstream"], g["ours"]
+        # Objects that normalise to one name (two generated slices of a Service) pair up in a fixed order.
+        ua, ob = (sorted(g[side], key=lambda o: json.dumps(o, sort_keys=True)) for side in ("upstream", "ours"))
         if kind == "Event":  # a set: report what one side has and the other lacks
             us, os_ = ({json.dumps(e, sort_keys=True) for e in x} for x in (ua, ob))
             for side, only in (("upstream", us - os_), ("ours", os_ - us)):

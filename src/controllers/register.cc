@@ -5,6 +5,7 @@
 #include "api/gen/apps_v1_json.h"
 #include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_json.h"
+#include "api/gen/discovery_v1_json.h"
 #include "api/gen/rbac_v1_json.h"
 #include "controllers/bootstrap/bootstrapsigner.h"
 #include "controllers/bootstrap/tokencleaner.h"
@@ -14,6 +15,7 @@
 #include "controllers/controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
+#include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/garbagecollector/garbagecollector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/register.h"
@@ -104,6 +106,20 @@ Result<std::unique_ptr<Controller>> startEndpointsController(ControllerContext& 
       ctx.informerFactory->forType<api::core::v1::Endpoints>(), ctx.newEventRecorder(*c, endpoint::kControllerName),
       std::chrono::duration_cast<Clock::Duration>(endpointsController.endpointUpdatesBatchPeriod));
   const int workers = endpointsController.concurrentEndpointSyncs;
+  return newControllerLoop(ctrl, [workers](auto& e, std::stop_token stop) { e.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startEndpointSliceController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("endpointslice-controller");
+  if (!c.ok()) return c.status();
+  const auto& endpointsliceController = ctx.options->endpointsliceController;
+  auto ctrl = std::make_shared<endpointslice::EndpointSliceController>(
+      *c, ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Service>(),
+      ctx.informerFactory->forType<api::core::v1::Node>(),
+      ctx.informerFactory->forType<api::discovery::v1::EndpointSlice>(), endpointsliceController.maxEndpointsPerSlice,
+      ctx.newEventRecorder(*c, "endpoint-slice-controller"),
+      std::chrono::duration_cast<Clock::Duration>(endpointsliceController.endpointsliceUpdatesBatchPeriod));
+  const int workers = endpointsliceController.concurrentServiceEndpointSyncs;
   return newControllerLoop(ctrl, [workers](auto& e, std::stop_token stop) { e.run(workers, stop); });
 }
 
@@ -296,6 +312,7 @@ Status registerControllerInitFuncs() {
   setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);
   setInit("endpoints-controller", startEndpointsController);
+  setInit("endpointslice-controller", startEndpointSliceController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
   setInit("bootstrap-signer-controller", startBootstrapSignerController);

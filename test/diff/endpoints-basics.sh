@@ -1,16 +1,8 @@
 # Endpoints for Services with selectors: two ports (named and numeric target ports), a pod not matching, a
 # relabelled pod leaving, a deleted pod, a headless Service with hostnames and no ports, publishNotReadyAddresses
 # with a terminating pod, and a selector-less Service whose hand-written Endpoints must stay as written.
-# Pods run on fixed KWOK nodes (no scheduler involved).
+# Pods run on fixed KWOK nodes (kwok_pod: no scheduler involved).
 CONTROLLERS="endpoints-controller,serviceaccount-controller"
-pod() {  # pod NAME NODE LABELS [EXTRA_SPEC] [EXTRA_META]
-  kubectl apply -n "${NS}" -f - >/dev/null <<JSON
-{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$1",${5:-}"labels":{$3}},
- "spec":{"nodeName":"$2",${4:-}"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",
- "ports":[{"name":"http","containerPort":8080},{"name":"metrics","containerPort":9100}]}]}}
-JSON
-}
-running() { jsonpath_is "pod/$1" '{.status.phase}' Running; }
 addresses_are() {  # addresses_are ENDPOINTS N: N ready addresses in all
   local n
   n=$(kubectl get endpoints "$1" -n "${NS}" -o jsonpath='{range .subsets[*].addresses[*]}x{end}' 2>/dev/null | tr -cd x | wc -c)
@@ -29,14 +21,14 @@ steps() {
  {"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"external"},
   "subsets":[{"addresses":[{"ip":"192.0.2.10"}],"ports":[{"port":443}]}]}]}
 JSON
-  pod web-a kwok-node-0 '"app":"web"'
-  pod web-b kwok-node-1 '"app":"web"'
-  pod web-c kwok-node-2 '"app":"web"'
-  pod other kwok-node-0 '"app":"other"'
-  pod db-0 kwok-node-1 '"app":"db"' '"hostname":"db-0","subdomain":"db",'
-  pod db-1 kwok-node-2 '"app":"db"' '"hostname":"db-1","subdomain":"elsewhere",'
-  pod sticky kwok-node-0 '"app":"sticky"' '' '"finalizers":["diff.kcm/hold"],'
-  for p in web-a web-b web-c other db-0 db-1 sticky; do wait_until 60 running "$p"; done
+  kwok_pod web-a kwok-node-0 '"app":"web"'
+  kwok_pod web-b kwok-node-1 '"app":"web"'
+  kwok_pod web-c kwok-node-2 '"app":"web"'
+  kwok_pod other kwok-node-0 '"app":"other"'
+  kwok_pod db-0 kwok-node-1 '"app":"db"' '"hostname":"db-0","subdomain":"db",'
+  kwok_pod db-1 kwok-node-2 '"app":"db"' '"hostname":"db-1","subdomain":"elsewhere",'
+  kwok_pod sticky kwok-node-0 '"app":"sticky"' '' '"finalizers":["diff.kcm/hold"],'
+  for p in web-a web-b web-c other db-0 db-1 sticky; do wait_until 60 pod_running "$p"; done
   wait_until 30 addresses_are web 3
   wait_until 30 addresses_are db 2
   wait_until 30 addresses_are sticky 1

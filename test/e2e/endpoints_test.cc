@@ -1,7 +1,9 @@
-// endpoints-controller on the real control plane (the endpoints cases of upstream test/e2e/network/service.go that
-// need no traffic): KWOK runs the pods, gives them IPs and makes them Ready; the Endpoints follow pods coming and
-// going, label changes, several and named ports, headless hostnames; a Service without selector keeps the
-// Endpoints its owner writes; a deleted Service's Endpoints goes.
+// endpoints-controller and endpointslice-controller on the real control plane (the cases of upstream
+// test/e2e/network/service.go and endpointslice.go that need no traffic): KWOK runs the pods, gives them IPs and
+// makes them Ready; Endpoints and EndpointSlices follow pods coming and going, label changes, several and named
+// ports, headless hostnames; a Service without selector keeps the Endpoints its owner writes; a deleted Service's
+// Endpoints go, its slices with it (owner references, garbage collector); 1,001 pods behind one Service give an
+// over-capacity Endpoints and slices of at most 100.
 #include "framework/framework.h"
 #include "framework/solo_kcm_suite.h"
 
@@ -9,7 +11,8 @@ namespace kcm::e2e {
 namespace {
 
 struct EndpointsSuite {
-  static constexpr const char* kControllers = "endpoints-controller";
+  static constexpr const char* kControllers =
+      "endpoints-controller,endpointslice-controller,garbage-collector-controller";
   static constexpr const char* kLogName = "kcm-endpoints";
   static std::vector<std::string> extraFlags() { return {}; }
 };
@@ -39,6 +42,22 @@ class EndpointsE2E : public SoloKcmSuite<EndpointsSuite> {
     if (e.is_null()) return ips;
     for (const auto& s : e.value("subsets", Json::array()))
       for (const auto& a : s.value("addresses", Json::array())) ips.push_back(a["ip"]);
+    std::sort(ips.begin(), ips.end());
+    return ips;
+  }
+  // The Service's EndpointSlices (ours), as JSON items.
+  Json slices(const std::string& service) {
+    return kubectlJson({"get", "endpointslices", "-n", ns(), "-l",
+                        "kubernetes.io/service-name=" + service + ",endpointslice.kubernetes.io/managed-by="
+                        "endpointslice-controller.k8s.io"})["items"];
+  }
+  // Ready endpoints' addresses over the Service's slices, sorted.
+  std::vector<std::string> sliceReadyIPs(const std::string& service) {
+    std::vector<std::string> ips;
+    for (const auto& s : slices(service))
+      for (const auto& e : s.value("endpoints", Json::array()))
+        if (e["conditions"].value("ready", false))
+          for (const auto& a : e["addresses"]) ips.push_back(a);
     std::sort(ips.begin(), ips.end());
     return ips;
   }
@@ -75,9 +94,78 @@ TEST_F(EndpointsE2E, EndpointsFollowPodsAndTheirLabels) {
   ASSERT_TRUE(kubectl({"delete", "pod", "a", "-n", ns(), "--grace-period=0", "--force"}).ok());
   EXPECT_TRUE(waitFor([&] { return readyIPs("web") == std::vector<std::string>{podIP("other")}; }, 30s))
       << endpoints("web").dump();
-  // The Service goes: so do its Endpoints.
+  // The slices say the same, with the Service's ports and labels.
+  EXPECT_TRUE(waitFor([&] { return sliceReadyIPs("web") == std::vector<std::string>{podIP("other")}; }, 30s));
+  Json sl = slices("web");
+  ASSERT_EQ(sl.size(), 1u);
+  EXPECT_EQ(sl[0]["addressType"], "IPv4");
+  EXPECT_EQ(sl[0]["metadata"]["labels"]["tier"], "front");
+  EXPECT_EQ(sl[0]["metadata"]["ownerReferences"][0]["kind"], "Service");
+  EXPECT_EQ(sl[0]["metadata"]["ownerReferences"][0]["name"], "web");
+  std::set<std::pair<std::string, int>> slicePorts;
+  for (const auto& p : sl[0]["ports"]) slicePorts.insert({p["name"].get<std::string>(), p["port"].get<int>()});
+  EXPECT_EQ(slicePorts, (std::set<std::pair<std::string, int>>{{"http", 8080}, {"metrics", 9100}}));
+  // The Service goes: so do its Endpoints, and its slices with it.
   ASSERT_TRUE(kubectl({"delete", "service", "web", "-n", ns()}).ok());
   EXPECT_TRUE(waitFor([&] { return endpoints("web").is_null(); }, 30s));
+  EXPECT_TRUE(waitFor([&] { return slices("web").empty(); }, 60s));
+}
+
+// endpointslice.go "should create Endpoints and EndpointSlices for Pods matching a Service": pods exposing the named
+// port on different numbers get one slice per port number; a Service matching nothing keeps one empty slice.
+TEST_F(EndpointsE2E, SlicesSplitByPortAndAnEmptyServiceKeepsAPlaceholder) {
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"split"},
+    "spec":{"selector":{"app":"split"},"ports":[{"name":"http","port":80,"targetPort":"http"}]}})");
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"empty"},"spec":{"selector":{"app":"none"},"ports":[{"port":80}]}})");
+  pod("split-a", R"("app":"split")");
+  apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"split-b","labels":{"app":"split"}},
+    "spec":{"nodeName":"kwok-node-1","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",
+    "ports":[{"name":"http","containerPort":8081}]}]}})");
+  ASSERT_TRUE(waitFor([&] { return sliceReadyIPs("split").size() == 2; }, 30s)) << slices("split").dump();
+  std::set<int> ports;
+  for (const auto& s : slices("split")) {
+    ASSERT_EQ(s["endpoints"].size(), 1u);
+    ports.insert(s["ports"][0]["port"].get<int>());
+  }
+  EXPECT_EQ(ports, (std::set<int>{8080, 8081}));
+  ASSERT_TRUE(waitFor([&] { return slices("empty").size() == 1; }, 30s));
+  EXPECT_TRUE(slices("empty")[0].value("endpoints", Json()).is_null());
+}
+
+// 1,001 pods behind one Service: Endpoints truncated to 1,000 with the over-capacity annotation; slices of at most
+// 100 endpoints (--max-endpoints-per-slice) holding all 1,001.
+TEST_F(EndpointsE2E, AThousandAndOnePodsGiveAnOverCapacityEndpointsAndElevenSlices) {
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"big"},
+    "spec":{"selector":{"app":"big"},"ports":[{"port":80,"targetPort":8080}]}})");
+  std::string list = R"({"apiVersion":"v1","kind":"List","items":[)";
+  for (int i = 0; i < 1001; ++i)
+    list += std::string(i ? "," : "") + R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big-)" +
+            std::to_string(i) + R"(","labels":{"app":"big"}},"spec":{"nodeName":"kwok-node-)" + std::to_string(i % 3) +
+            R"(","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})";
+  list += "]}";
+  ASSERT_TRUE(kubectl({"apply", "-n", ns(), "-f", "-"}, list, 300s).ok());
+  auto sliceEndpoints = [&] {
+    size_t n = 0, max = 0;
+    for (const auto& s : slices("big")) {
+      size_t k = s.value("endpoints", Json::array()).size();
+      n += k;
+      max = std::max(max, k);
+    }
+    return std::make_pair(n, max);
+  };
+  EXPECT_TRUE(waitFor([&] { return sliceEndpoints().first == 1001; }, 240s, 2s)) << sliceEndpoints().first;
+  EXPECT_LE(sliceEndpoints().second, 100u);
+  EXPECT_GE(slices("big").size(), 11u);
+  EXPECT_TRUE(waitFor([&] {
+    Json e = endpoints("big");
+    return !e.is_null() && e["metadata"].value("annotations", Json::object()).value(
+                               "endpoints.kubernetes.io/over-capacity", "") == "truncated";
+  }, 120s, 2s));
+  size_t addresses = 0;
+  for (const auto& s : endpoints("big").value("subsets", Json::array()))
+    addresses += s.value("addresses", Json::array()).size() + s.value("notReadyAddresses", Json::array()).size();
+  EXPECT_EQ(addresses, 1000u);
+  kubectl({"delete", "pods", "--all", "-n", ns(), "--grace-period=0", "--force", "--wait=false"}, "", 300s);
 }
 
 TEST_F(EndpointsE2E, HeadlessServicesPublishHostnamesAndPortlessSubsets) {

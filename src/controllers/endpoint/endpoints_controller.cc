@@ -129,16 +129,7 @@ EndpointsController::EndpointsController(std::shared_ptr<client::RestClient> cli
     : client_(std::move(client)), pods_(pods), services_(services), endpoints_(endpoints),
       recorder_(std::move(recorder)), batchPeriod_(endpointUpdatesBatchPeriod),
       base_("endpoint", [this](const std::string& key) { return syncService(key); }, clock, 15) {
-  informers::EventHandler<Service> sh;
-  sh.onAdd = [this](const auto& s) { base_.enqueueObject(*s); };
-  sh.onUpdate = [this](const auto&, const auto& s) { base_.enqueueObject(*s); };
-  sh.onDelete = [this](const auto& s, bool) { base_.enqueueObject(*s); };
-  registrations_.push_back(services_.addEventHandler(sh));
-  informers::EventHandler<Pod> ph;
-  ph.onAdd = [this](const auto& p) { onPodEvent(nullptr, p.get()); };
-  ph.onUpdate = [this](const auto& o, const auto& p) { onPodEvent(o.get(), p.get()); };
-  ph.onDelete = [this](const auto& p, bool) { onPodEvent(p.get(), nullptr); };
-  registrations_.push_back(pods_.addEventHandler(ph));
+  esutil::addServiceAndPodHandlers(services_, pods_, base_, batchPeriod_, registrations_);
   informers::EventHandler<Endpoints> eh;
   eh.onDelete = [this](const auto& e, bool) { base_.enqueueObject(*e); };
   registrations_.push_back(endpoints_.addEventHandler(eh));
@@ -152,12 +143,6 @@ void EndpointsController::run(int workers, std::stop_token stop) {
                 std::call_once(leftoverOnce_, [this] { checkLeftoverEndpoints(); });
                 return true;
               }});
-}
-
-void EndpointsController::onPodEvent(const Pod* oldPod, const Pod* newPod) {
-  auto key = esutil::getPodUpdateProjectionKey(oldPod, newPod);
-  if (!key) return;
-  for (const auto& svc : esutil::getServicesToUpdate(services_.store(), *key)) base_.enqueueAfter(svc, batchPeriod_);
 }
 
 void EndpointsController::checkLeftoverEndpoints() {

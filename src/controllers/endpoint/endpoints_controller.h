@@ -46,7 +46,6 @@ class EndpointsController {
   void checkLeftoverEndpoints();
 
  private:
-  void onPodEvent(const api::core::v1::Pod* oldPod, const api::core::v1::Pod* newPod);
   std::shared_ptr<client::RestClient> client_;
   informers::SharedInformer<api::core::v1::Pod>& pods_;
   informers::SharedInformer<api::core::v1::Service>& services_;

@@ -151,6 +151,26 @@ void TriggerTimeTracker::deleteService(const std::string& ns, const std::string&
   states_.erase(ns + "/" + name);
 }
 
+void addServiceAndPodHandlers(informers::SharedInformer<Service>& services, informers::SharedInformer<Pod>& pods,
+                              runtime::ControllerBase& base, Clock::Duration batchPeriod,
+                              std::vector<informers::Registration>& registrations) {
+  informers::EventHandler<Service> sh;
+  sh.onAdd = [&base](const auto& s) { base.enqueueObject(*s); };
+  sh.onUpdate = [&base](const auto&, const auto& s) { base.enqueueObject(*s); };
+  sh.onDelete = [&base](const auto& s, bool) { base.enqueueObject(*s); };
+  registrations.push_back(services.addEventHandler(sh));
+  auto onPod = [&base, &services, batchPeriod](const Pod* oldPod, const Pod* newPod) {
+    auto key = getPodUpdateProjectionKey(oldPod, newPod);
+    if (!key) return;
+    for (const auto& svc : getServicesToUpdate(services.store(), *key)) base.enqueueAfter(svc, batchPeriod);
+  };
+  informers::EventHandler<Pod> ph;
+  ph.onAdd = [onPod](const auto& p) { onPod(nullptr, p.get()); };
+  ph.onUpdate = [onPod](const auto& o, const auto& p) { onPod(o.get(), p.get()); };
+  ph.onDelete = [onPod](const auto& p, bool) { onPod(p.get(), nullptr); };
+  registrations.push_back(pods.addEventHandler(ph));
+}
+
 std::optional<std::string> canonicalIP(const std::string& ip) {
   unsigned char buf[16];
   char out[INET6_ADDRSTRLEN];

@@ -11,7 +11,9 @@
 
 #include "api/gen/core_v1.h"
 #include "base/status.h"
+#include "informers/shared_informer.h"
 #include "informers/store.h"
+#include "runtime/controller.h"
 
 namespace kcm::controllers::endpointsliceutil {
 
@@ -63,6 +65,12 @@ class TriggerTimeTracker {
   std::mutex mu_;
   std::map<std::string, State> states_;
 };
+
+// The Service and pod handlers both controllers register (upstream onServiceUpdate/onServiceDelete, onPodUpdate and
+// syncPod): a Service event queues it; a pod event queues, after batchPeriod, the Services it can affect.
+void addServiceAndPodHandlers(informers::SharedInformer<Service>& services, informers::SharedInformer<Pod>& pods,
+                              runtime::ControllerBase& base, Clock::Duration batchPeriod,
+                              std::vector<informers::Registration>& registrations);
 
 // Canonical text of an IP (inet_ntop), nullopt when it is not one.
 std::optional<std::string> canonicalIP(const std::string& ip);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/gen/core_v1.h"
+#include "api/gen/discovery_v1.h"
 #include "api/gen/meta_v1.h"
 #include "api/support/types.h"
 
@@ -115,5 +116,6 @@ void dumpFieldsV1(Dumper& d, const api::RawJson& raw);           // metav1.Field
 void dumpPodTemplateSpec(Dumper& d, const api::core::v1::PodTemplateSpec& t);
 void dumpEndpointSubset(Dumper& d, const api::core::v1::EndpointSubset& s);
 void dumpEndpointPort(Dumper& d, const api::core::v1::EndpointPort& p);
+void dumpDiscoveryEndpointPort(Dumper& d, const api::discovery::v1::EndpointPort& p);
 
 }  // namespace kcm::controllers::podtemplatehash

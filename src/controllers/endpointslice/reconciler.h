@@ -1,0 +1,81 @@
+#pragma once
+// The EndpointSlice reconciler (k8s.io/endpointslice reconciler.go and utils.go at the pin): for each address type
+// the Service serves, the desired endpoints (one per pod with an address of that family, conditions
+// ready/serving/terminating, node, zone, hostname) grouped by their port set are packed into the Service's slices:
+// endpoints that changed are updated where they are, removed ones leave (a slice left empty is deleted), new ones
+// fill slices already being updated (fullest first), then an unchanged slice they fit in best, then new slices of
+// at most --max-endpoints-per-slice; a slice about to be deleted is reused instead of creating one; a Service with no
+// endpoints keeps one empty placeholder slice. trafficDistribution (PreferClose, PreferSameZone, PreferSameNode) sets
+// zone/node hints on ready endpoints, otherwise hints are removed. Topology-aware hints
+// (service.kubernetes.io/topology-mode: Auto) are not implemented: such Services get no hints (logged).
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/gen/core_v1.h"
+#include "api/gen/discovery_v1.h"
+#include "client/events.h"
+#include "client/rest_client.h"
+#include "controllers/endpointslice/endpointslice_tracker.h"
+#include "informers/store.h"
+
+namespace kcm::controllers::endpointslice {
+
+inline constexpr const char* kControllerName = "endpointslice-controller.k8s.io";
+inline constexpr const char* kLabelServiceName = "kubernetes.io/service-name";
+inline constexpr const char* kLabelManagedBy = "endpointslice.kubernetes.io/managed-by";
+inline constexpr const char* kIsHeadlessService = "service.kubernetes.io/headless";
+inline constexpr const char* kLastChangeTriggerTime = "endpoints.kubernetes.io/last-change-trigger-time";
+inline constexpr const char* kLabelTopologyZone = "topology.kubernetes.io/zone";
+
+using api::core::v1::Pod;
+using api::core::v1::Service;
+using api::discovery::v1::Endpoint;
+using api::discovery::v1::EndpointPort;
+using api::discovery::v1::EndpointSlice;
+
+class Reconciler {
+ public:
+  Reconciler(std::shared_ptr<client::RestClient> client, const informers::Store<api::core::v1::Node>& nodes,
+             int32_t maxEndpointsPerSlice, EndpointSliceTracker& tracker,
+             std::shared_ptr<client::EventRecorder> recorder);
+  // Reconcile: every error of every address type, joined ("[a, b]" as utilerrors.NewAggregate prints them).
+  Status reconcile(const Service& service, const std::vector<std::shared_ptr<const Pod>>& pods,
+                   const std::vector<const EndpointSlice*>& existingSlices,
+                   std::optional<std::chrono::system_clock::time_point> triggerTime);
+  bool managedByController(const EndpointSlice& s) const;
+
+ private:
+  Status reconcileByAddressType(const Service& service, const std::vector<std::shared_ptr<const Pod>>& pods,
+                                const std::vector<const EndpointSlice*>& existingSlices,
+                                std::optional<std::chrono::system_clock::time_point> triggerTime,
+                                const std::string& addressType);
+  Status finalize(const Service& service, std::vector<EndpointSlice> toCreate, std::vector<EndpointSlice> toUpdate,
+                  std::vector<EndpointSlice> toDelete,
+                  std::optional<std::chrono::system_clock::time_point> triggerTime);
+  std::shared_ptr<client::RestClient> client_;
+  const informers::Store<api::core::v1::Node>& nodes_;
+  int32_t maxEndpointsPerSlice_;
+  EndpointSliceTracker& tracker_;
+  std::shared_ptr<client::EventRecorder> recorder_;
+};
+
+// Helpers, exposed for tests.
+std::vector<std::string> getAddressTypesForService(const Service& service);  // "IPv4", "IPv6"
+std::vector<EndpointPort> getEndpointPorts(const Service& service, const Pod& pod);
+// util.NewPortMapKey: sorts the ports by the FNV-128a of their dump (upstream's order in a slice) and returns a
+// key equal for equal port lists.
+std::string newPortMapKey(std::vector<EndpointPort>& ports);
+Endpoint podToEndpoint(const Pod& pod, const api::core::v1::Node* node, const Service& service,
+                       const std::string& addressType);
+// setEndpointSliceLabels: the labels a slice of `service` should have, and whether the non-reserved ones differ.
+std::pair<api::StringMap<std::string>, bool> setEndpointSliceLabels(const EndpointSlice& slice, const Service& service);
+EndpointSlice newEndpointSlice(const Service& service, const std::vector<EndpointPort>& ports,
+                               const std::string& addressType);
+bool ownedBy(const EndpointSlice& slice, const Service& service);
+// EndpointsEqualBeyondHash: node, zone, conditions and target reference (without resourceVersion) equal.
+bool endpointsEqualBeyondHash(const Endpoint& a, const Endpoint& b);
+
+}  // namespace kcm::controllers::endpointslice
