@@ -74,6 +74,10 @@ def generated_names(items):
             prefixes.add(md["generateName"])
         if o.get("kind") in POD_OWNER_KINDS and md.get("name"):
             prefixes.add(md["name"] + "-")
+        # An EndpointSlice rewritten by an update may have lost its generateName; its name still starts with it.
+        svc = md.get("labels", {}).get("kubernetes.io/service-name")
+        if o.get("kind") == "EndpointSlice" and svc:
+            prefixes.add(svc + "-")
         inv = o.get("involvedObject", {}) if o.get("kind") == "Event" else {}
         if inv.get("kind") in POD_OWNER_KINDS and inv.get("name"):  # an owner deleted since
             prefixes.add(inv["name"] + "-")
@@ -193,7 +197,8 @@ def certificate_fields(b64):
     return {"fields": fields, "lifetimeSeconds": int((stamps[1] - stamps[0]).total_seconds())}
 
 
-NOT_KCM = {"default-scheduler"}  # events of other components (which node the scheduler picked differs by run)
+NOT_KCM = {"default-scheduler", "ipallocator-repair-controller"}  # events of other components (the scheduler's node
+# choice and the apiserver's IP repair loop differ by run)
 
 
 def normalize(items):

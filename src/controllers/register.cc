@@ -6,6 +6,7 @@
 #include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_json.h"
 #include "api/gen/discovery_v1_json.h"
+#include "api/gen/networking_v1_json.h"
 #include "api/gen/rbac_v1_json.h"
 #include "controllers/bootstrap/bootstrapsigner.h"
 #include "controllers/bootstrap/tokencleaner.h"
@@ -16,6 +17,7 @@
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
+#include "controllers/endpointslicemirroring/endpointslicemirroring_controller.h"
 #include "controllers/garbagecollector/garbagecollector.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/register.h"
@@ -27,6 +29,7 @@
 #include "controllers/replicaset/replica_set.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/servicecidrs/servicecidrs_controller.h"
 #include "controllers/serviceaccounttoken/tokens_controller.h"
 #include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
@@ -121,6 +124,32 @@ Result<std::unique_ptr<Controller>> startEndpointSliceController(ControllerConte
       std::chrono::duration_cast<Clock::Duration>(endpointsliceController.endpointsliceUpdatesBatchPeriod));
   const int workers = endpointsliceController.concurrentServiceEndpointSyncs;
   return newControllerLoop(ctrl, [workers](auto& e, std::stop_token stop) { e.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startEndpointSliceMirroringController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("endpointslicemirroring-controller");
+  if (!c.ok()) return c.status();
+  const auto& endpointsliceMirroringController = ctx.options->endpointsliceMirroringController;
+  auto ctrl = std::make_shared<endpointslicemirroring::EndpointSliceMirroringController>(
+      *c, ctx.informerFactory->forType<api::core::v1::Endpoints>(),
+      ctx.informerFactory->forType<api::discovery::v1::EndpointSlice>(),
+      ctx.informerFactory->forType<api::core::v1::Service>(),
+      endpointsliceMirroringController.mirroringMaxEndpointsPerSubset,
+      ctx.newEventRecorder(*c, "endpoint-slice-mirroring-controller"),
+      std::chrono::duration_cast<Clock::Duration>(endpointsliceMirroringController.mirroringEndpointsliceUpdatesBatchPeriod));
+  const int workers = endpointsliceMirroringController.mirroringConcurrentServiceEndpointSyncs;
+  return newControllerLoop(ctrl, [workers](auto& e, std::stop_token stop) { e.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startServiceCIDRsController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("service-cidrs-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<servicecidrs::ServiceCIDRsController>(
+      *c, ctx.informerFactory->forType<api::networking::v1::ServiceCIDR>(),
+      ctx.informerFactory->forType<api::networking::v1::IPAddress>(),
+      ctx.newEventRecorder(*c, servicecidrs::kControllerName));
+  // upstream runs 5 workers, no flag
+  return newControllerLoop(ctrl, [](auto& s, std::stop_token stop) { s.run(5, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
@@ -313,6 +342,8 @@ Status registerControllerInitFuncs() {
   setInit("ttl-controller", startTTLController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
+  setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);
+  setInit("service-cidr-controller", startServiceCIDRsController);
   setInit("serviceaccount-controller", startServiceAccountController);
   setInit("root-ca-certificate-publisher-controller", startRootCACertPublisher);
   setInit("bootstrap-signer-controller", startBootstrapSignerController);

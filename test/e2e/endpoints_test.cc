@@ -3,7 +3,8 @@
 // makes them Ready; Endpoints and EndpointSlices follow pods coming and going, label changes, several and named
 // ports, headless hostnames; a Service without selector keeps the Endpoints its owner writes; a deleted Service's
 // Endpoints go, its slices with it (owner references, garbage collector); 1,001 pods behind one Service give an
-// over-capacity Endpoints and slices of at most 100.
+// over-capacity Endpoints and slices of at most 100. endpointslice-mirroring-controller mirrors custom Endpoints
+// (endpointslicemirroring.go); service-cidr-controller protects and readies ServiceCIDRs (service_cidrs.go).
 #include "framework/framework.h"
 #include "framework/solo_kcm_suite.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 struct EndpointsSuite {
   static constexpr const char* kControllers =
-      "endpoints-controller,endpointslice-controller,garbage-collector-controller";
+      "endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,service-cidr-controller,"
+      "garbage-collector-controller";
   static constexpr const char* kLogName = "kcm-endpoints";
   static std::vector<std::string> extraFlags() { return {}; }
 };
@@ -200,6 +202,112 @@ TEST_F(EndpointsE2E, PublishNotReadyAddressesKeepsTerminatingPods) {
   std::this_thread::sleep_for(3s);
   EXPECT_EQ(readyIPs("sticky"), std::vector<std::string>{ip}) << endpoints("sticky").dump();
   kubectl({"patch", "pod", "s", "-n", ns(), "--type=merge", "-p", R"({"metadata":{"finalizers":null}})"});
+}
+
+// Readiness flips (the pod's Ready condition written through its status, as a kubelet would; KWOK leaves it): the
+// address moves to notReadyAddresses and the slice endpoint turns ready=false, serving=false, and back.
+TEST_F(EndpointsE2E, ReadinessFlipsReachEndpointsAndSlices) {
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"flip"},
+    "spec":{"selector":{"app":"flip"},"ports":[{"port":80,"targetPort":8080}]}})");
+  pod("flip", R"("app":"flip")");
+  const std::string ip = podIP("flip");
+  auto sliceConditions = [&] {
+    Json s = slices("flip");
+    if (s.empty() || s[0].value("endpoints", Json::array()).empty()) return Json();
+    return s[0]["endpoints"][0]["conditions"];
+  };
+  auto notReadyIPs = [&] {
+    std::vector<std::string> ips;
+    Json e = endpoints("flip");
+    if (e.is_null()) return ips;
+    for (const auto& sub : e.value("subsets", Json::array()))
+      for (const auto& a : sub.value("notReadyAddresses", Json::array())) ips.push_back(a["ip"]);
+    return ips;
+  };
+  ASSERT_TRUE(waitFor([&] { return readyIPs("flip") == std::vector<std::string>{ip}; }, 30s));
+  ASSERT_TRUE(waitFor([&] { return sliceConditions().value("ready", false); }, 30s)) << slices("flip").dump();
+  auto setReady = [&](const char* status) {
+    ASSERT_TRUE(kubectl({"patch", "pod", "flip", "-n", ns(), "--subresource=status", "--type=strategic", "-p",
+                         std::string(R"({"status":{"conditions":[{"type":"Ready","status":")") + status + R"("}]}})"})
+                    .ok());
+  };
+  setReady("False");
+  EXPECT_TRUE(waitFor([&] { return notReadyIPs() == std::vector<std::string>{ip} && readyIPs("flip").empty(); }, 30s))
+      << endpoints("flip").dump();
+  EXPECT_TRUE(waitFor([&] {
+    Json c = sliceConditions();
+    return !c.is_null() && !c.value("ready", true) && !c.value("serving", true) && !c.value("terminating", true);
+  }, 30s)) << slices("flip").dump();
+  setReady("True");
+  EXPECT_TRUE(waitFor([&] { return readyIPs("flip") == std::vector<std::string>{ip}; }, 30s));
+  EXPECT_TRUE(waitFor([&] { return sliceConditions().value("ready", false); }, 30s));
+}
+
+// endpointslicemirroring.go "should mirror a custom Endpoints resource through create update and delete".
+TEST_F(EndpointsE2E, CustomEndpointsAreMirroredThroughCreateUpdateAndDelete) {
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"mirror"},"spec":{"ports":[{"name":"example","port":80}]}})");
+  apply(R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"mirror","labels":{"team":"a"}},
+    "subsets":[{"addresses":[{"ip":"10.1.2.3"}],"ports":[{"name":"example","port":80,"protocol":"TCP"}]}]})");
+  auto mirrored = [&] {
+    return kubectlJson({"get", "endpointslices", "-n", ns(), "-l",
+                        "kubernetes.io/service-name=mirror,endpointslice.kubernetes.io/managed-by="
+                        "endpointslicemirroring-controller.k8s.io"})["items"];
+  };
+  auto addresses = [&] {
+    std::vector<std::string> out;
+    for (const auto& sl : mirrored())
+      for (const auto& e : sl.value("endpoints", Json::array())) out.push_back(e["addresses"][0]);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ASSERT_TRUE(waitFor([&] { return addresses() == std::vector<std::string>{"10.1.2.3"}; }, 30s)) << mirrored().dump();
+  Json sl = mirrored()[0];
+  EXPECT_EQ(sl["addressType"], "IPv4");
+  EXPECT_EQ(sl["ports"][0]["port"], 80);
+  EXPECT_EQ(sl["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(sl["metadata"]["ownerReferences"][0]["kind"], "Endpoints");
+  apply(R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"mirror","labels":{"team":"a"}},
+    "subsets":[{"addresses":[{"ip":"10.2.3.4"},{"ip":"10.2.3.5"}],"ports":[{"name":"example","port":80,"protocol":"TCP"}]}]})");
+  EXPECT_TRUE(waitFor([&] { return addresses() == std::vector<std::string>{"10.2.3.4", "10.2.3.5"}; }, 30s))
+      << mirrored().dump();
+  // Skipped when labelled, then gone with the Endpoints.
+  ASSERT_TRUE(kubectl({"label", "endpoints", "mirror", "-n", ns(), "endpointslice.kubernetes.io/skip-mirror=true"}).ok());
+  EXPECT_TRUE(waitFor([&] { return mirrored().empty(); }, 30s));
+  ASSERT_TRUE(kubectl({"label", "endpoints", "mirror", "-n", ns(), "endpointslice.kubernetes.io/skip-mirror-"}).ok());
+  EXPECT_TRUE(waitFor([&] { return addresses().size() == 2; }, 30s));
+  ASSERT_TRUE(kubectl({"delete", "endpoints", "mirror", "-n", ns()}).ok());
+  EXPECT_TRUE(waitFor([&] { return mirrored().empty(); }, 30s));
+}
+
+// service_cidrs.go: a new ServiceCIDR gets the protection finalizer and Ready; deleting it while a Service holds one
+// of its addresses leaves it Terminating; once the Service is gone, it goes too.
+TEST_F(EndpointsE2E, AServiceCIDRIsProtectedWhileAServiceUsesIt) {
+  struct Cleanup {
+    ~Cleanup() { kubectl({"delete", "servicecidr", "e2e-extra", "--ignore-not-found", "--wait=false"}); }
+  } cleanup;
+  apply(R"({"apiVersion":"networking.k8s.io/v1","kind":"ServiceCIDR","metadata":{"name":"e2e-extra"},
+    "spec":{"cidrs":["10.100.0.0/24"]}})");
+  auto cidr = [] { return kubectlJson({"get", "servicecidr", "e2e-extra"}); };
+  ASSERT_TRUE(waitFor([&] { return conditionStatus(cidr(), "Ready") == "True"; }, 30s)) << cidr().dump();
+  EXPECT_EQ(cidr()["metadata"]["finalizers"], Json({"networking.k8s.io/service-cidr-finalizer"}));
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"in-extra"},
+    "spec":{"clusterIP":"10.100.0.10","ports":[{"port":80}]}})");
+  ASSERT_TRUE(waitFor([] { return kubectl({"get", "ipaddress", "10.100.0.10"}).ok(); }, 30s));
+  ASSERT_TRUE(kubectl({"delete", "servicecidr", "e2e-extra", "--wait=false"}).ok());
+  Json terminating;
+  ASSERT_TRUE(waitFor([&] {
+    Json c = cidr();
+    for (const auto& cond : c["status"].value("conditions", Json::array()))
+      if (cond["type"] == "Ready" && cond["status"] == "False") terminating = cond;
+    return !terminating.is_null();
+  }, 30s)) << cidr().dump();
+  EXPECT_EQ(terminating["reason"], "Terminating");
+  EXPECT_TRUE(kubectl({"get", "servicecidr", "e2e-extra"}).ok());
+  ASSERT_TRUE(kubectl({"delete", "service", "in-extra", "-n", ns()}).ok());
+  EXPECT_TRUE(waitFor([] { return !kubectl({"get", "servicecidr", "e2e-extra"}).ok(); }, 60s));
+  // The cluster's default ServiceCIDR is protected and Ready too.
+  Json def = kubectlJson({"get", "servicecidr", "kubernetes"});
+  EXPECT_EQ(conditionStatus(def, "Ready"), "True");
 }
 
 }  // namespace

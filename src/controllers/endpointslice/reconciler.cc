@@ -36,8 +36,12 @@ std::string portText(const EndpointPort& p) {
   return t;
 }
 
-// EndpointSet: endpoints keyed by what identifies one (addresses, hostname, target namespace and name).
-std::string endpointKey(const Endpoint& e) {
+using EndpointSet = std::map<std::string, Endpoint>;
+std::string endpointKey(const Endpoint& e) { return endpointSetKey(e); }
+
+}  // namespace
+
+std::string endpointSetKey(const Endpoint& e) {
   std::vector<std::string> addrs = e.addresses;
   std::sort(addrs.begin(), addrs.end());
   std::string k;
@@ -46,7 +50,8 @@ std::string endpointKey(const Endpoint& e) {
   if (e.targetRef) k += e.targetRef->namespace_ + "|" + e.targetRef->name;
   return k;
 }
-using EndpointSet = std::map<std::string, Endpoint>;
+
+namespace {
 
 bool isServiceIPSet(const Service& s) { return s.spec.clusterIP != "None" && !s.spec.clusterIP.empty(); }
 
@@ -513,41 +518,51 @@ Status Reconciler::finalize(const Service& service, std::vector<EndpointSlice> t
       ++i;
     }
   }
-  const std::string& ns = service.metadata.namespace_;
-  const std::string svc = ns + "/" + service.metadata.name;
   const bool deleting = service.metadata.deletionTimestamp && !service.metadata.deletionTimestamp->isZero();
-  if (!deleting) {
+  for (auto& s : toCreate) addTriggerTimeAnnotation(s, triggerTime);
+  for (auto& s : toUpdate) addTriggerTimeAnnotation(s, triggerTime);
+  return writeSlices(*client_, tracker_, service.metadata.namespace_,
+                     "Service " + service.metadata.namespace_ + "/" + service.metadata.name, toCreate, toUpdate,
+                     toDelete, /*skipCreates=*/deleting, "endpoint_slice_controller_changes");
+}
+
+Status writeSlices(client::RestClient& client, EndpointSliceTracker& tracker, const std::string& ns,
+                   const std::string& owner, std::vector<EndpointSlice>& toCreate, std::vector<EndpointSlice>& toUpdate,
+                   const std::vector<EndpointSlice>& toDelete, bool skipCreates, const char* changesMetric) {
+  auto count = [changesMetric](const char* operation) {
+    metrics::Registry::global().counter(changesMetric, "Number of EndpointSlice changes", {{"operation", operation}}).inc();
+  };
+  if (!skipCreates) {
     for (auto& s : toCreate) {
-      addTriggerTimeAnnotation(s, triggerTime);
-      auto r = client::create(*client_, ns, s);
+      s.apiVersion = "discovery.k8s.io/v1";
+      s.kind = "EndpointSlice";
+      auto r = client::create(client, ns, s);
       if (!r.ok()) {
         if (r.status().code() == StatusCode::kForbidden &&
             r.status().message().find("because it is being terminated") != std::string::npos)
-          return Status::Ok();
-        return Status(r.status().code(), "failed to create EndpointSlice for Service " + svc + ": " + r.status().message());
+          return Status::Ok();  // the namespace is going away
+        return Status(r.status().code(), "failed to create EndpointSlice for " + owner + ": " + r.status().message());
       }
-      tracker_.update(*r);
-      countChange("create");
+      tracker.update(*r);
+      count("create");
     }
   }
   for (auto& s : toUpdate) {
-    addTriggerTimeAnnotation(s, triggerTime);
     s.apiVersion = "discovery.k8s.io/v1";
     s.kind = "EndpointSlice";
-    auto r = client::update(*client_, s);
+    auto r = client::update(client, s);
     if (!r.ok())
-      return Status(r.status().code(), "failed to update " + s.metadata.name + " EndpointSlice for Service " + svc +
-                                           ": " + r.status().message());
-    tracker_.update(*r);
-    countChange("update");
+      return Status(r.status().code(),
+                    "failed to update " + s.metadata.name + " EndpointSlice for " + owner + ": " + r.status().message());
+    tracker.update(*r);
+    count("update");
   }
   for (const auto& s : toDelete) {
-    Status st = client::remove<EndpointSlice>(*client_, ns, s.metadata.name);
+    Status st = client::remove<EndpointSlice>(client, ns, s.metadata.name);
     if (!st.ok())
-      return Status(st.code(), "failed to delete " + s.metadata.name + " EndpointSlice for Service " + svc + ": " +
-                                   st.message());
-    tracker_.expectDeletion(s);
-    countChange("delete");
+      return Status(st.code(), "failed to delete " + s.metadata.name + " EndpointSlice for " + owner + ": " + st.message());
+    tracker.expectDeletion(s);
+    count("delete");
   }
   return Status::Ok();
 }

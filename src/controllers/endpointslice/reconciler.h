@@ -62,6 +62,13 @@ class Reconciler {
   std::shared_ptr<client::EventRecorder> recorder_;
 };
 
+// finalize's writes, shared with the mirroring controller: creates (unless skipCreates: the owner is being deleted;
+// a namespace being terminated ends them quietly), updates, deletes, each recorded in the tracker and counted in
+// changesMetric{operation}; the first error, naming the slice and `owner` ("Service ns/name"), ends the writes.
+Status writeSlices(client::RestClient& client, EndpointSliceTracker& tracker, const std::string& ns,
+                   const std::string& owner, std::vector<EndpointSlice>& toCreate, std::vector<EndpointSlice>& toUpdate,
+                   const std::vector<EndpointSlice>& toDelete, bool skipCreates, const char* changesMetric);
+
 // Helpers, exposed for tests.
 std::vector<std::string> getAddressTypesForService(const Service& service);  // "IPv4", "IPv6"
 std::vector<EndpointPort> getEndpointPorts(const Service& service, const Pod& pod);
@@ -75,6 +82,9 @@ std::pair<api::StringMap<std::string>, bool> setEndpointSliceLabels(const Endpoi
 EndpointSlice newEndpointSlice(const Service& service, const std::vector<EndpointPort>& ports,
                                const std::string& addressType);
 bool ownedBy(const EndpointSlice& slice, const Service& service);
+// EndpointSet's key (util.hashEndpoint): what identifies an endpoint — its sorted addresses, hostname, target
+// namespace and name.
+std::string endpointSetKey(const Endpoint& e);
 // EndpointsEqualBeyondHash: node, zone, conditions and target reference (without resourceVersion) equal.
 bool endpointsEqualBeyondHash(const Endpoint& a, const Endpoint& b);
 

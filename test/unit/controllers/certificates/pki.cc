@@ -57,6 +57,7 @@ void addName(X509_NAME* n, const std::vector<std::pair<std::string, std::string>
 
 KeyPair rsaKey(int bits) { return fromKey(EVP_RSA_gen(bits)); }
 KeyPair ecKey() { return fromKey(EVP_EC_gen("P-256")); }
+KeyPair ed25519Key() { return fromKey(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519")); }
 
 std::string selfSignedCA(const KeyPair& key, const std::string& cn, std::chrono::system_clock::time_point notBefore,
                          std::chrono::system_clock::time_point notAfter) {
@@ -78,7 +79,7 @@ std::string selfSignedCA(const KeyPair& key, const std::string& cn, std::chrono:
     X509_add_ext(x, e, -1);
     X509_EXTENSION_free(e);
   }
-  X509_sign(x, k.get(), EVP_sha256());
+  X509_sign(x, k.get(), EVP_PKEY_base_id(k.get()) == EVP_PKEY_ED25519 ? nullptr : EVP_sha256());
   Bio b(BIO_new(BIO_s_mem()), BIO_free);
   PEM_write_bio_X509(b.get(), x);
   X509_free(x);

@@ -12,6 +12,7 @@ struct KeyPair {
 };
 KeyPair rsaKey(int bits = 2048);
 KeyPair ecKey();
+KeyPair ed25519Key();
 
 // A CA certificate valid from notBefore to notAfter, CN=`cn`.
 std::string selfSignedCA(const KeyPair& key, const std::string& cn, std::chrono::system_clock::time_point notBefore,

@@ -147,6 +147,21 @@ TEST_F(CSRSignerTest, ShortLivedCertificatesAreNotShortenedAndNothingOutlivesThe
   EXPECT_EQ(pki::inspect(pemCertificate(*longCert)).notAfter, (*ca)->notAfter());
 }
 
+TEST_F(CSRSignerTest, ECDSAAndEd25519CAsSignToo) {
+  auto req = parseCSR(pki::csrPEM(pki::rsaKey(), kKubeletClient));
+  ASSERT_TRUE(req.ok());
+  for (const auto& key : {pki::ecKey(), pki::ed25519Key()}) {
+    const std::string caCert = pki::selfSignedCA(key, "other-ca", clock.wallNow() - 1h, clock.wallNow() + 24h);
+    auto ca = CertificateAuthority::fromPEM(caCert, key.privatePEM, "ca");
+    ASSERT_TRUE(ca.ok()) << ca.status().toString();
+    auto der = (*ca)->sign(*req, {1h, {"client auth"}, 5min, 8h, clock.wallNow()});
+    ASSERT_TRUE(der.ok()) << der.status().toString();
+    pki::CertInfo info = pki::inspect(pemCertificate(*der));
+    EXPECT_TRUE(info.verifiesWith(caCert));
+    EXPECT_EQ(info.issuer, "CN=other-ca");
+  }
+}
+
 TEST_F(CSRSignerTest, AnExpiredSignerRefusesToSign) {
   writeCA("old-ca", clock.wallNow() - 48h, clock.wallNow() - 1h);
   auto req = parseCSR(pki::csrPEM(pki::ecKey(), kKubeletClient));
