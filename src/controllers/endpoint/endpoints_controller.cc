@@ -127,7 +127,7 @@ EndpointsController::EndpointsController(std::shared_ptr<client::RestClient> cli
                                          std::shared_ptr<client::EventRecorder> recorder,
                                          Clock::Duration endpointUpdatesBatchPeriod, Clock& clock)
     : client_(std::move(client)), pods_(pods), services_(services), endpoints_(endpoints),
-      recorder_(std::move(recorder)), batchPeriod_(endpointUpdatesBatchPeriod),
+      recorder_(std::move(recorder)), batchPeriod_(endpointUpdatesBatchPeriod), clock_(clock),
       base_("endpoint", [this](const std::string& key) { return syncService(key); }, clock, 15) {
   esutil::addServiceAndPodHandlers(services_, pods_, base_, batchPeriod_, registrations_);
   informers::EventHandler<Endpoints> eh;
@@ -137,12 +137,11 @@ EndpointsController::EndpointsController(std::shared_ptr<client::RestClient> cli
 
 void EndpointsController::run(int workers, std::stop_token stop) {
   KLOG_INFO("\"Starting endpoint controller\"");
-  // The leftover check runs once every cache has synced: enqueued now, it would find an empty store.
-  base_.start(workers, stop, {[this] {
-                if (!(pods_.hasSynced() && services_.hasSynced() && endpoints_.hasSynced())) return false;
-                std::call_once(leftoverOnce_, [this] { checkLeftoverEndpoints(); });
-                return true;
-              }});
+  auto synced = [this] { return pods_.hasSynced() && services_.hasSynced() && endpoints_.hasSynced(); };
+  base_.start(workers, stop, {synced});
+  // checkLeftoverEndpoints runs once the caches have synced (before, it would find an empty store) and outside the
+  // base's sync poll, which holds the base's lock that queueing takes.
+  leftover_.start(clock_, std::chrono::hours(24 * 365 * 100), stop, [this] { checkLeftoverEndpoints(); }, synced);
 }
 
 void EndpointsController::checkLeftoverEndpoints() {

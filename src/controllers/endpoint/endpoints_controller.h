@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/gen/core_v1.h"
+#include "base/executor.h"
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "controllers/util/endpointslice_util.h"
@@ -52,11 +53,12 @@ class EndpointsController {
   informers::SharedInformer<api::core::v1::Endpoints>& endpoints_;
   std::shared_ptr<client::EventRecorder> recorder_;
   Clock::Duration batchPeriod_;
+  Clock& clock_;
   endpointsliceutil::TriggerTimeTracker triggerTimeTracker_;
   std::mutex staleMu_;
   std::map<std::string, std::string> staleResourceVersion_;  // staleEndpointsTracker: ns/name -> resourceVersion
-  std::once_flag leftoverOnce_;
   runtime::ControllerBase base_;
+  Periodic leftover_;  // the one leftover check, once the caches synced
   std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 

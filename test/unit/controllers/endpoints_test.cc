@@ -9,6 +9,7 @@
 #include "api/gen/core_v1_json.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpoint/endpoints_util.h"
+#include "fake/eventually.h"
 #include "fake/fake_apiserver.h"
 #include "informers/factory.h"
 
@@ -265,6 +266,25 @@ TEST_F(EndpointsTest, AnUpdateTheCacheHasNotSeenIsNotRepeatedOnStaleData) {
   EXPECT_NE(r.status.message().find("endpoints informer cache is out of date"), std::string::npos);
   syncCache("web");
   EXPECT_TRUE(controller.syncService("ns/web").status.ok());
+}
+
+TEST_F(EndpointsTest, EndpointsLeftFromDeletedServicesAreRemovedAtStart) {
+  // checkLeftoverEndpoints: queued once the caches synced (this once deadlocked: it queued from the sync poll).
+  Endpoints orphan;
+  orphan.metadata.namespace_ = "ns";
+  orphan.metadata.name = "orphan";
+  server->add(orphan);
+  Endpoints leader;
+  leader.metadata.namespace_ = "ns";
+  leader.metadata.name = "lock";
+  leader.metadata.annotations[kLeaderElectionRecordAnnotationKey] = "{}";
+  server->add(leader);
+  std::stop_source stop;
+  factory.start(stop.get_token());
+  controller.run(1, stop.get_token());
+  EXPECT_TRUE(testing::eventually([&] { return !stored("orphan").has_value(); })) << "leftover Endpoints not removed";
+  EXPECT_TRUE(stored("lock").has_value());  // leader-election records are not Service endpoints
+  stop.request_stop();
 }
 
 TEST(PodProjection, WhichPodEventsReachWhichServices) {
