@@ -10,11 +10,6 @@ namespace esutil = endpointsliceutil;
 
 namespace {
 
-std::string serviceName(const EndpointSlice& s) {
-  auto it = s.metadata.labels.find(kLabelServiceName);
-  return it == s.metadata.labels.end() ? "" : it->second;
-}
-
 void trackSync(const char* result) {
   metrics::Registry::global()
       .counter("endpoint_slice_controller_syncs", "Number of EndpointSlice syncs", {{"result", result}})

@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
+#include "controllers/util/controller_utils.h"
 #include "controllers/util/endpointslice_util.h"
 #include "controllers/util/pod_template_dump.h"
 
@@ -342,17 +343,16 @@ EndpointSlice newEndpointSlice(const Service& service, const std::vector<Endpoin
   s.kind = "EndpointSlice";
   s.metadata.generateName = service.metadata.name + "-";
   s.metadata.namespace_ = service.metadata.namespace_;
-  auto& owner = s.metadata.ownerReferences.emplace_back();
-  owner.apiVersion = "v1";
-  owner.kind = "Service";
-  owner.name = service.metadata.name;
-  owner.uid = service.metadata.uid;
-  owner.controller = true;
-  owner.blockOwnerDeletion = true;
+  s.metadata.ownerReferences.push_back(newControllerRef(service.metadata, "v1", "Service"));
   s.ports = ports;
   s.addressType = addressType;
   s.metadata.labels = setEndpointSliceLabels(s, service).first;
   return s;
+}
+
+std::string serviceName(const EndpointSlice& slice) {
+  auto it = slice.metadata.labels.find(kLabelServiceName);
+  return it == slice.metadata.labels.end() ? "" : it->second;
 }
 
 bool ownedBy(const EndpointSlice& slice, const Service& service) {

@@ -82,6 +82,8 @@ std::pair<api::StringMap<std::string>, bool> setEndpointSliceLabels(const Endpoi
 EndpointSlice newEndpointSlice(const Service& service, const std::vector<EndpointPort>& ports,
                                const std::string& addressType);
 bool ownedBy(const EndpointSlice& slice, const Service& service);
+// The slice's kubernetes.io/service-name label ("" when absent): whose slice it is.
+std::string serviceName(const EndpointSlice& slice);
 // EndpointSet's key (util.hashEndpoint): what identifies an endpoint — its sorted addresses, hostname, target
 // namespace and name.
 std::string endpointSetKey(const Endpoint& e);

@@ -8,6 +8,7 @@
 #include "client/typed_client.h"
 #include "controllers/endpoint/endpoints_util.h"
 #include "controllers/endpointslice/reconciler.h"
+#include "controllers/util/controller_utils.h"
 #include "controllers/util/endpointslice_util.h"
 
 namespace kcm::controllers::endpointslicemirroring {
@@ -19,11 +20,6 @@ namespace es = endpointslice;
 namespace {
 
 constexpr const char* kLastAppliedConfigAnnotation = "kubectl.kubernetes.io/last-applied-configuration";
-
-std::string serviceName(const EndpointSlice& s) {
-  auto it = s.metadata.labels.find(es::kLabelServiceName);
-  return it == s.metadata.labels.end() ? "" : it->second;
-}
 
 bool managedByController(const EndpointSlice& s) {
   auto it = s.metadata.labels.find(es::kLabelManagedBy);
@@ -55,13 +51,7 @@ EndpointSlice newEndpointSlice(const Endpoints& endpoints, const std::vector<End
   s.apiVersion = "discovery.k8s.io/v1";
   s.kind = "EndpointSlice";
   s.metadata.namespace_ = endpoints.metadata.namespace_;
-  auto& owner = s.metadata.ownerReferences.emplace_back();
-  owner.apiVersion = "v1";
-  owner.kind = "Endpoints";
-  owner.name = endpoints.metadata.name;
-  owner.uid = endpoints.metadata.uid;
-  owner.controller = true;
-  owner.blockOwnerDeletion = true;
+  s.metadata.ownerReferences.push_back(newControllerRef(endpoints.metadata, "v1", "Endpoints"));
   s.ports = ports;
   s.addressType = addressType;
   s.metadata.labels = endpoints.metadata.labels;
@@ -113,9 +103,9 @@ EndpointSliceMirroringController::EndpointSliceMirroringController(
     if (managedByController(*s) && tracker_.shouldSync(*s)) queueEndpointsForEndpointSlice(*s);
   };
   sh.onUpdate = [this](const auto& prev, const auto& s) {
-    if (serviceName(*s) != serviceName(*prev)) {
+    if (es::serviceName(*s) != es::serviceName(*prev)) {
       KLOG_INFO("\"LabelServiceName changed\" labelServiceName=" + log::quote(es::kLabelServiceName) + " oldName=" +
-                log::quote(serviceName(*prev)) + " newName=" + log::quote(serviceName(*s)) +
+                log::quote(es::serviceName(*prev)) + " newName=" + log::quote(es::serviceName(*s)) +
                 " endpointSlice=" + log::quote(s->metadata.namespace_ + "/" + s->metadata.name));
       queueEndpointsForEndpointSlice(*s);
       queueEndpointsForEndpointSlice(*prev);
@@ -148,7 +138,7 @@ void EndpointSliceMirroringController::run(int workers, std::stop_token stop) {
 }
 
 void EndpointSliceMirroringController::queueEndpointsForEndpointSlice(const EndpointSlice& s) {
-  const std::string name = serviceName(s);
+  const std::string name = es::serviceName(s);
   if (name.empty()) return;
   base_.enqueueAfter(s.metadata.namespace_ + "/" + name, batchPeriod_);
 }
@@ -157,7 +147,7 @@ std::vector<std::shared_ptr<const EndpointSlice>> EndpointSliceMirroringControll
     const std::string& ns, const std::string& name) {
   std::vector<std::shared_ptr<const EndpointSlice>> out;
   for (const auto& s : slices_.store().byIndex(informers::kNamespaceIndex, ns))
-    if (serviceName(*s) == name && managedByController(*s)) out.push_back(s);
+    if (es::serviceName(*s) == name && managedByController(*s)) out.push_back(s);
   return out;
 }
 
