@@ -54,6 +54,13 @@ kwok_pod() {
  "ports":[{"name":"http","containerPort":${6:-8080}},{"name":"metrics","containerPort":9100}]}]}}
 JSON
 }
+# slice_endpoints_are SERVICE N: N endpoints over the EndpointSlices labelled kubernetes.io/service-name=SERVICE.
+slice_endpoints_are() {
+  local n
+  n=$(kubectl get endpointslices -n "${NS}" -l "kubernetes.io/service-name=$1" \
+        -o jsonpath='{range .items[*].endpoints[*]}x{end}' 2>/dev/null | tr -cd x | wc -c)
+  [ "$n" -eq "$2" ]
+}
 # pod_running NAME: the pod's phase is Running.
 pod_running() { jsonpath_is "pod/$1" '{.status.phase}' Running; }
 # settle SECONDS: lets controllers finish what the last wait does not observe (both sides wait the same).

@@ -54,29 +54,35 @@ const std::vector<double>& latencyBuckets() {
   static const auto b = metrics::exponentialBuckets(10e-9, 10, 12);  // 10ns .. 1000s, like upstream
   return b;
 }
+// An unnamed queue has no metrics (client-go's noMetrics): its series go to a registry nobody renders.
+metrics::Registry& registryFor(const std::string& name, metrics::Registry& reg) {
+  static metrics::Registry* unnamed = new metrics::Registry();
+  return name.empty() ? *unnamed : reg;
+}
 }  // namespace
 
 WorkQueue::WorkQueue(std::string name, std::unique_ptr<ItemRateLimiter> limiter, Clock& clock,
-                     metrics::Registry& reg)
+                     metrics::Registry& registry)
     : name_(std::move(name)),
       limiter_(limiter ? std::move(limiter) : defaultControllerRateLimiter(clock)),
       clock_(clock),
-      depth_(reg.gauge("workqueue_depth", "Current depth of workqueue", {{"name", name_}})),
-      adds_(reg.counter("workqueue_adds_total", "Total number of adds handled by workqueue", {{"name", name_}})),
-      queueLatency_(reg.histogram("workqueue_queue_duration_seconds",
+      reg_(registryFor(name_, registry)),
+      depth_(reg_.gauge("workqueue_depth", "Current depth of workqueue", {{"name", name_}})),
+      adds_(reg_.counter("workqueue_adds_total", "Total number of adds handled by workqueue", {{"name", name_}})),
+      queueLatency_(reg_.histogram("workqueue_queue_duration_seconds",
                                   "How long in seconds an item stays in workqueue before being requested.",
                                   latencyBuckets(), {{"name", name_}})),
-      workDuration_(reg.histogram("workqueue_work_duration_seconds",
+      workDuration_(reg_.histogram("workqueue_work_duration_seconds",
                                   "How long in seconds processing an item from workqueue takes.", latencyBuckets(),
                                   {{"name", name_}})),
-      retries_(reg.counter("workqueue_retries_total", "Total number of retries handled by workqueue",
+      retries_(reg_.counter("workqueue_retries_total", "Total number of retries handled by workqueue",
                            {{"name", name_}})),
-      unfinished_(reg.gauge("workqueue_unfinished_work_seconds",
+      unfinished_(reg_.gauge("workqueue_unfinished_work_seconds",
                             "How many seconds of work has been done that is in progress and hasn't been observed by "
                             "work_duration. Large values indicate stuck threads. One can deduce the number of stuck "
                             "threads by observing the rate at which this increases.",
                             {{"name", name_}})),
-      longestRunning_(reg.gauge("workqueue_longest_running_processor_seconds",
+      longestRunning_(reg_.gauge("workqueue_longest_running_processor_seconds",
                                 "How many seconds has the longest running processor for workqueue been running.",
                                 {{"name", name_}})) {}
 

@@ -117,6 +117,7 @@ class WorkQueue {
   const std::string name_;
   std::unique_ptr<ItemRateLimiter> limiter_;
   Clock& clock_;
+  metrics::Registry& reg_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;

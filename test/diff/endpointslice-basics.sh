@@ -4,12 +4,6 @@
 # trafficDistribution PreferClose (zone hints from the KWOK nodes' topology.kubernetes.io/zone). Pods run on fixed
 # KWOK nodes.
 CONTROLLERS="endpointslice-controller,serviceaccount-controller"
-endpoints_are() {  # endpoints_are SERVICE N: N endpoints over the Service's slices
-  local n
-  n=$(kubectl get endpointslices -n "${NS}" -l "kubernetes.io/service-name=$1" \
-        -o jsonpath='{range .items[*].endpoints[*]}x{end}' 2>/dev/null | tr -cd x | wc -c)
-  [ "$n" -eq "$2" ]
-}
 slices_are() {  # slices_are SERVICE N
   [ "$(kubectl get endpointslices -n "${NS}" -l "kubernetes.io/service-name=$1" -o name | wc -l)" -eq "$2" ]
 }
@@ -39,15 +33,15 @@ JSON
   kwok_pod sticky kwok-node-0 '"app":"sticky"' '' '"finalizers":["diff.kcm/hold"],'
   kwok_pod close-a kwok-node-2 '"app":"close"'
   for p in web-a web-b web-c other mixed-a mixed-b db-0 db-1 sticky close-a; do wait_until 60 pod_running "$p"; done
-  wait_until 30 endpoints_are web 3
+  wait_until 30 slice_endpoints_are web 3
   wait_until 30 slices_are mixed 2
-  wait_until 30 endpoints_are db 2
-  wait_until 30 endpoints_are sticky 1
-  wait_until 30 endpoints_are close 1
+  wait_until 30 slice_endpoints_are db 2
+  wait_until 30 slice_endpoints_are sticky 1
+  wait_until 30 slice_endpoints_are close 1
   wait_until 30 slices_are nobody 1
   kubectl label pod web-b -n "${NS}" --overwrite app=gone >/dev/null
   kubectl delete pod web-c -n "${NS}" --grace-period=0 --force >/dev/null 2>&1
   kubectl delete pod sticky -n "${NS}" --wait=false >/dev/null
-  wait_until 30 endpoints_are web 1
+  wait_until 30 slice_endpoints_are web 1
   settle 3
 }

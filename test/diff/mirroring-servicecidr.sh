@@ -4,12 +4,6 @@
 # default one too.
 CONTROLLERS="endpointslice-mirroring-controller,service-cidr-controller,serviceaccount-controller"
 DUMP_EXTRA=(default:servicecidrs/diff-extra default:servicecidrs/kubernetes)
-mirrored() {  # mirrored ENDPOINTS N: N mirrored endpoints over its slices
-  local n
-  n=$(kubectl get endpointslices -n "${NS}" -l "kubernetes.io/service-name=$1" \
-        -o jsonpath='{range .items[*].endpoints[*]}x{end}' 2>/dev/null | tr -cd x | wc -c)
-  [ "$n" -eq "$2" ]
-}
 ready() { [ "$(kubectl get servicecidr "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 steps() {
   kubectl apply -n "${NS}" -f - >/dev/null <<'JSON'
@@ -30,13 +24,13 @@ JSON
   kubectl apply -f - >/dev/null <<'JSON'
 {"apiVersion":"networking.k8s.io/v1","kind":"ServiceCIDR","metadata":{"name":"diff-extra"},"spec":{"cidrs":["10.100.0.0/24"]}}
 JSON
-  wait_until 30 mirrored ext 4
-  wait_until 30 mirrored changing 1
+  wait_until 30 slice_endpoints_are ext 4
+  wait_until 30 slice_endpoints_are changing 1
   kubectl apply -n "${NS}" -f - >/dev/null <<'JSON'
 {"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"changing"},
  "subsets":[{"addresses":[{"ip":"192.0.2.41"},{"ip":"192.0.2.42"}],"ports":[{"port":80,"protocol":"TCP"}]}]}
 JSON
-  wait_until 30 mirrored changing 2
+  wait_until 30 slice_endpoints_are changing 2
   wait_until 30 ready diff-extra
   wait_until 30 ready kubernetes
   settle 3

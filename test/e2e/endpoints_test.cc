@@ -243,6 +243,91 @@ TEST_F(EndpointsE2E, ReadinessFlipsReachEndpointsAndSlices) {
   EXPECT_TRUE(waitFor([&] { return sliceConditions().value("ready", false); }, 30s));
 }
 
+// topology_hints.go, without traffic: a Service with topology-mode Auto gets zone hints in proportion to the zones'
+// allocatable CPU (zone-a: the three 32-CPU KWOK nodes; zone-b: one 96-CPU node added here), so of three zone-a and
+// one zone-b endpoints one zone-a endpoint serves zone-b; TopologyAwareHintsEnabled, then, with the annotation
+// gone, hints removed and TopologyAwareHintsDisabled.
+TEST_F(EndpointsE2E, TopologyModeAutoSharesEndpointsByZoneCPU) {
+  const std::string node = "kwok-zone-b-" + ns();
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
+                      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
+                          R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-e2e",)"
+                          R"("topology.kubernetes.io/zone":"zone-b"}},"spec":{"taints":[{"key":"kcm.e2e/zone-b",)"
+                          R"("effect":"NoSchedule"}]},"status":{"allocatable":{"cpu":"96","memory":"256Gi","pods":"110"},)"
+                          R"("capacity":{"cpu":"96","memory":"256Gi","pods":"110"}}})")
+                  .ok());
+  struct Cleanup {
+    std::string n, ns;
+    ~Cleanup() {
+      kubectl({"delete", "pod", "topo-b", "-n", ns, "--grace-period=0", "--force", "--ignore-not-found"});
+      kubectl({"delete", "node", n, "--ignore-not-found"});
+    }
+  } cleanup{node, ns()};
+  ASSERT_TRUE(waitFor([&] {
+    ExecResult r = kubectl({"get", "node", node, "-o", "json"});
+    return r.ok() && conditionStatus(Json::parse(r.out), "Ready") == "True";
+  }, 30s));
+  apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"topo",
+    "annotations":{"service.kubernetes.io/topology-mode":"Auto"}},
+    "spec":{"selector":{"app":"topo"},"ports":[{"port":80,"targetPort":8080}]}})");
+  for (const char* p : {"topo-a0", "topo-a1", "topo-a2", "topo-b"})
+    apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + std::string(p) + R"(","labels":{"app":"topo"}},
+      "spec":{"nodeName":")" + (std::string(p) == "topo-b" ? node : "kwok-node-0") + R"(",
+      "tolerations":[{"key":"kcm.e2e/zone-b","operator":"Exists"}],
+      "containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","ports":[{"containerPort":8080}]}]}})");
+  // zone -> hinted zone -> count, over ready endpoints.
+  auto hintsByZone = [&] {
+    std::map<std::string, std::map<std::string, int>> out;
+    for (const auto& sl : slices("topo"))
+      for (const auto& e : sl.value("endpoints", Json::array()))
+        if (e["conditions"].value("ready", false)) {
+          std::string to = "-";
+          if (e.contains("hints"))
+            for (const auto& z : e["hints"].value("forZones", Json::array())) to = z["name"];
+          out[e.value("zone", "")][to]++;
+        }
+    return out;
+  };
+  const std::map<std::string, std::map<std::string, int>> shared = {{"zone-a", {{"zone-a", 2}, {"zone-b", 1}}},
+                                                                    {"zone-b", {{"zone-b", 1}}}};
+  EXPECT_TRUE(waitFor([&] { return hintsByZone() == shared; }, 60s)) << slices("topo").dump();
+  auto eventMessages = [&](const std::string& reason) {
+    std::vector<std::string> out;
+    ExecResult r = kubectl({"get", "events", "-n", ns(), "--field-selector", "involvedObject.name=topo", "-o", "json"});
+    if (!r.ok()) return out;
+    const Json list = Json::parse(r.out);
+    for (const Json& e : list["items"])
+      if (e.value("reason", "") == reason) out.push_back(e.value("message", ""));
+    return out;
+  };
+  // Pods arriving one by one first give "Insufficient number of endpoints" and the like (TopologyAwareHintsDisabled
+  // too), as upstream.
+  auto hasEvent = [&](const std::string& reason, const std::string& message) {
+    auto m = eventMessages(reason);
+    return std::find(m.begin(), m.end(), message) != m.end();
+  };
+  EXPECT_TRUE(waitFor([&] {
+    return hasEvent("TopologyAwareHintsEnabled", "Topology Aware Hints has been enabled, addressType: IPv4");
+  }, 30s));
+  ASSERT_TRUE(kubectl({"annotate", "service", "topo", "-n", ns(), "service.kubernetes.io/topology-mode-"}).ok());
+  const std::map<std::string, std::map<std::string, int>> none = {{"zone-a", {{"-", 3}}}, {"zone-b", {{"-", 1}}}};
+  EXPECT_TRUE(waitFor([&] { return hintsByZone() == none; }, 30s)) << slices("topo").dump();
+  EXPECT_TRUE(waitFor([&] {
+    return hasEvent("TopologyAwareHintsDisabled", "Topology Aware Hints has been disabled, addressType: IPv4");
+  }, 30s)) << ::testing::PrintToString(eventMessages("TopologyAwareHintsDisabled"));
+  // Back on; then the zone-b node moves to zone-a: the Node handler refreshes the zone shares and brings the Service
+  // back (no pod changed), which now has one zone only.
+  ASSERT_TRUE(kubectl({"annotate", "service", "topo", "-n", ns(), "service.kubernetes.io/topology-mode=Auto"}).ok());
+  EXPECT_TRUE(waitFor([&] { return hintsByZone() == shared; }, 30s)) << slices("topo").dump();
+  ASSERT_TRUE(kubectl({"label", "node", node, "--overwrite", "topology.kubernetes.io/zone=zone-a"}).ok());
+  const std::map<std::string, std::map<std::string, int>> oneZone = {{"zone-a", {{"-", 4}}}};
+  EXPECT_TRUE(waitFor([&] { return hintsByZone() == oneZone; }, 30s)) << slices("topo").dump();
+  EXPECT_TRUE(waitFor([&] {
+    return hasEvent("TopologyAwareHintsDisabled", std::string("Insufficient Node information: allocatable CPU or zone "
+                                                              "not specified on one or more nodes, addressType: IPv4"));
+  }, 30s)) << ::testing::PrintToString(eventMessages("TopologyAwareHintsDisabled"));
+}
+
 // endpointslicemirroring.go "should mirror a custom Endpoints resource through create update and delete".
 TEST_F(EndpointsE2E, CustomEndpointsAreMirroredThroughCreateUpdateAndDelete) {
   apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"mirror"},"spec":{"ports":[{"name":"example","port":80}]}})");

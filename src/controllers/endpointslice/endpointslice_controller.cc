@@ -10,6 +10,13 @@ namespace esutil = endpointsliceutil;
 
 namespace {
 
+constexpr const char* kTopologyQueueItemKey = "topologyQueueItemKey";
+
+std::string zoneOf(const api::core::v1::Node& n) {
+  auto it = n.metadata.labels.find(kLabelTopologyZone);
+  return it == n.metadata.labels.end() ? "" : it->second;
+}
+
 void trackSync(const char* result) {
   metrics::Registry::global()
       .counter("endpoint_slice_controller_syncs", "Number of EndpointSlice syncs", {{"result", result}})
@@ -28,8 +35,12 @@ EndpointSliceController::EndpointSliceController(std::shared_ptr<client::RestCli
                                                  Clock::Duration endpointUpdatesBatchPeriod, Clock& clock)
     : client_(std::move(client)), pods_(pods), services_(services), nodes_(nodes), slices_(slices),
       recorder_(std::move(recorder)), batchPeriod_(endpointUpdatesBatchPeriod),
-      reconciler_(client_, nodes_.store(), maxEndpointsPerSlice, tracker_, recorder_),
-      base_("endpoint_slice", [this](const std::string& key) { return syncService(key); }, clock, 15) {
+      reconciler_(client_, nodes_.store(), maxEndpointsPerSlice, tracker_, recorder_, &topologyCache_),
+      base_("endpoint_slice", [this](const std::string& key) { return syncService(key); }, clock, 15),
+      topologyBase_("", [this](const std::string&) {
+        checkNodeTopologyDistribution();
+        return runtime::SyncResult::ok();
+      }, clock) {
   esutil::addServiceAndPodHandlers(services_, pods_, base_, batchPeriod_, registrations_);
   informers::EventHandler<EndpointSlice> eh;
   eh.onAdd = [this](const auto& s) {
@@ -53,13 +64,32 @@ EndpointSliceController::EndpointSliceController(std::shared_ptr<client::RestCli
       queueServiceForEndpointSlice(*s);
   };
   registrations_.push_back(slices_.addEventHandler(eh));
+  informers::EventHandler<api::core::v1::Node> nh;
+  nh.onAdd = [this](const auto&) { topologyBase_.enqueue(kTopologyQueueItemKey); };
+  nh.onUpdate = [this](const auto& prev, const auto& cur) {
+    // The zone label may come after the Node (a cloud provider sets it).
+    if (isNodeReady(*prev) != isNodeReady(*cur) || zoneOf(*prev) != zoneOf(*cur))
+      topologyBase_.enqueue(kTopologyQueueItemKey);
+  };
+  nh.onDelete = [this](const auto&, bool) { topologyBase_.enqueue(kTopologyQueueItemKey); };
+  registrations_.push_back(nodes_.addEventHandler(nh));
+}
+
+void EndpointSliceController::checkNodeTopologyDistribution() {
+  topologyCache_.setNodes(nodes_.store().list());
+  for (const auto& key : topologyCache_.getOverloadedServices()) {
+    KLOG_V(2, "\"Queuing Service after Node change due to overloading\" key=" + log::quote(key));
+    base_.enqueue(key);
+  }
 }
 
 void EndpointSliceController::run(int workers, std::stop_token stop) {
   KLOG_INFO("\"Starting endpoint slice controller\"");
-  base_.start(workers, stop, {[this] {
-                return pods_.hasSynced() && services_.hasSynced() && slices_.hasSynced() && nodes_.hasSynced();
-              }});
+  auto synced = [this] {
+    return pods_.hasSynced() && services_.hasSynced() && slices_.hasSynced() && nodes_.hasSynced();
+  };
+  base_.start(workers, stop, {synced});
+  topologyBase_.start(1, stop, {synced});
 }
 
 void EndpointSliceController::queueServiceForEndpointSlice(const EndpointSlice& s) {
@@ -81,6 +111,7 @@ runtime::SyncResult EndpointSliceController::syncService(const std::string& key)
   auto service = services_.store().get(key);
   if (!service) {
     triggerTimeTracker_.deleteService(ns, name);
+    reconciler_.deleteService(ns, name);
     tracker_.deleteService(ns, name);
     trackSync("success");
     return runtime::SyncResult::ok();

@@ -5,6 +5,8 @@
 // changes reach the Services they can affect after --endpointslice-updates-batch-period; a slice changed by someone
 // else brings its Service back after max(1 s, that period); a sync on a slice cache older than our own writes is
 // refused and retried (up to 15 times). Slices of a deleted Service go with it (owner references, garbage collector).
+// Node changes (added, deleted, readiness or zone changed) refresh the TopologyCache on a queue of their own and
+// bring back the Services whose topology hints now overload a zone.
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "client/rest_client.h"
 #include "controllers/endpointslice/endpointslice_tracker.h"
 #include "controllers/endpointslice/reconciler.h"
+#include "controllers/endpointslice/topology_cache.h"
 #include "controllers/util/endpointslice_util.h"
 #include "informers/shared_informer.h"
 #include "runtime/controller.h"
@@ -35,6 +38,8 @@ class EndpointSliceController {
 
  private:
   void queueServiceForEndpointSlice(const EndpointSlice& s);
+  // checkNodeTopologyDistribution
+  void checkNodeTopologyDistribution();
   std::shared_ptr<client::RestClient> client_;
   informers::SharedInformer<Pod>& pods_;
   informers::SharedInformer<Service>& services_;
@@ -44,8 +49,10 @@ class EndpointSliceController {
   Clock::Duration batchPeriod_;
   EndpointSliceTracker tracker_;
   endpointsliceutil::TriggerTimeTracker triggerTimeTracker_;
+  TopologyCache topologyCache_;
   Reconciler reconciler_;
   runtime::ControllerBase base_;
+  runtime::ControllerBase topologyBase_;  // upstream's topologyQueue: one key, unnamed (no queue metrics)
   std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 

@@ -73,12 +73,6 @@ bool validTrafficDistribution(const std::optional<std::string>& td) {
   return td && (*td == "PreferClose" || *td == "PreferSameZone" || *td == "PreferSameNode");
 }
 
-bool anyHints(const EndpointSlice& s) {
-  for (const auto& e : s.endpoints)
-    if (e.hints) return true;
-  return false;
-}
-
 bool endpointReady(const Endpoint& e) { return e.conditions.ready.value_or(false); }
 
 // trafficdist.ReconcileHints' heuristics.
@@ -111,10 +105,6 @@ struct PreferClose {
     }
   }
 };
-
-void clearHints(EndpointSlice& s) {
-  for (auto& e : s.endpoints) e.hints = api::Box<api::discovery::v1::EndpointHints>();
-}
 
 // getSliceToFill: the unchanged slice the remaining endpoints fit in most tightly, if any.
 const EndpointSlice* getSliceToFill(const std::vector<const EndpointSlice*>& slices, size_t numEndpoints,
@@ -379,9 +369,9 @@ bool endpointsEqualBeyondHash(const Endpoint& a, const Endpoint& b) {
 
 Reconciler::Reconciler(std::shared_ptr<client::RestClient> client, const informers::Store<Node>& nodes,
                        int32_t maxEndpointsPerSlice, EndpointSliceTracker& tracker,
-                       std::shared_ptr<client::EventRecorder> recorder)
+                       std::shared_ptr<client::EventRecorder> recorder, TopologyCache* topologyCache)
     : client_(std::move(client)), nodes_(nodes), maxEndpointsPerSlice_(maxEndpointsPerSlice), tracker_(tracker),
-      recorder_(std::move(recorder)) {}
+      recorder_(std::move(recorder)), topologyCache_(topologyCache), metricsCache_(maxEndpointsPerSlice) {}
 
 bool Reconciler::managedByController(const EndpointSlice& s) const {
   auto it = s.metadata.labels.find(kLabelManagedBy);
@@ -396,8 +386,19 @@ Status Reconciler::reconcile(const Service& service, const std::vector<std::shar
   std::map<std::string, std::vector<const EndpointSlice*>> byType;
   std::vector<const EndpointSlice*> toDelete;
   for (const auto* s : existingSlices) {
-    if (std::find(types.begin(), types.end(), s->addressType) == types.end()) toDelete.push_back(s);
-    else byType[s->addressType].push_back(s);
+    if (std::find(types.begin(), types.end(), s->addressType) != types.end()) {
+      byType[s->addressType].push_back(s);
+      continue;
+    }
+    if (topologyCache_) {
+      if (const std::string name = serviceName(*s); name.empty())
+        KLOG_INFO("\"Couldn't get key to remove EndpointSlice from topology cache\" existingSlice=" +
+                  log::quote(s->metadata.name) + " err=" + log::quote("EndpointSlice missing " +
+                  std::string(kLabelServiceName) + " label"));
+      else
+        topologyCache_->removeHints(s->metadata.namespace_ + "/" + name, s->addressType);
+    }
+    toDelete.push_back(s);
   }
   for (const auto& t : types)
     if (Status st = reconcileByAddressType(service, pods, byType[t], triggerTime, t); !st.ok()) errs.push_back(st.message());
@@ -452,9 +453,16 @@ Status Reconciler::reconcileByAddressType(const Service& service, const std::vec
     if (!e.addresses.empty()) desiredByPortMap[key][endpointKey(e)] = std::move(e);
   }
   const size_t maxEndpoints = static_cast<size_t>(std::max<int32_t>(1, maxEndpointsPerSlice_));
+  MetricsCache::ServicePortCache spMetrics;
+  size_t totalAdded = 0, totalRemoved = 0;
   for (auto& [key, desired] : desiredByPortMap) {
+    const int numEndpoints = static_cast<int>(desired.size());
     auto r = reconcileByPortMapping(service, existingByPortMap[key], std::move(desired), desiredPorts[key], addressType,
                                     maxEndpoints);
+    totalAdded += r.added;
+    totalRemoved += r.removed;
+    spMetrics[key] = {numEndpoints, static_cast<int>(existingByPortMap[key].size() + r.toCreate.size()) -
+                                        static_cast<int>(r.toDelete.size())};
     for (auto& s : r.toCreate) toCreate.push_back(std::move(s));
     for (auto& s : r.toUpdate) toUpdate.push_back(std::move(s));
     for (auto& s : r.toDelete) toDelete.push_back(std::move(s));
@@ -467,37 +475,58 @@ Status Reconciler::reconcileByAddressType(const Service& service, const std::vec
     EndpointSlice placeholder = newEndpointSlice(service, {}, addressType);
     if (toDelete.size() == 1 && isSamePlaceholder(toDelete[0], placeholder)) toDelete.clear();
     else toCreate.push_back(std::move(placeholder));
+    std::vector<EndpointPort> none;
+    spMetrics[newPortMapKey(none)] = {0, 1};
   }
-  // Hints.
-  std::set<std::string> changed;
-  for (const auto& s : toUpdate) changed.insert(s.metadata.name);
-  for (const auto& s : toDelete) changed.insert(s.metadata.name);
-  std::vector<const EndpointSlice*> unchanged;
-  for (const auto* s : existingSlices)
-    if (!changed.count(s->metadata.name)) unchanged.push_back(s);
+  observeEndpointsAddedRemoved(static_cast<int>(totalAdded), static_cast<int>(totalRemoved));
+  metricsCache_.updateServicePortCache(svcKey, std::move(spMetrics));
+  // Hints, per address type.
+  auto unchangedSlices = [&] {
+    std::set<std::string> changed;
+    for (const auto& s : toUpdate) changed.insert(s.metadata.name);
+    for (const auto& s : toDelete) changed.insert(s.metadata.name);
+    std::vector<const EndpointSlice*> out;
+    for (const auto* s : existingSlices)
+      if (!changed.count(s->metadata.name)) out.push_back(s);
+    return out;
+  };
   const bool topologyAuto = hintsEnabled(service.metadata.annotations);
   const bool canUseTrafficDistribution = validTrafficDistribution(service.spec.trafficDistribution) && !topologyAuto;
-  if (topologyAuto)
-    KLOG_WARNING("\"topology-aware hints (service.kubernetes.io/topology-mode: Auto) are not implemented; the "
-                 "Service's EndpointSlices get no hints\" service=" + log::quote(svcKey));
+  std::vector<HintEvent> events;
+  auto unchanged = unchangedSlices();
+  SliceInfo si{svcKey, addressType, std::move(toCreate), std::move(toUpdate), std::move(unchanged)};
+  if (topologyCache_ && topologyAuto) {
+    events = topologyCache_->addHints(si);
+  } else {
+    if (topologyCache_) {
+      if (topologyCache_->hasPopulatedHints(svcKey)) {
+        KLOG_INFO("\"TopologyAwareHints annotation has changed, removing hints\" serviceKey=" + log::quote(svcKey) +
+                  " addressType=" + log::quote(addressType));
+        events.push_back({client::kEventTypeWarning, "TopologyAwareHintsDisabled",
+                          formatWithAddressType(kTopologyAwareHintsDisabled, addressType)});
+      }
+      topologyCache_->removeHints(svcKey, addressType);
+    }
+    if (!canUseTrafficDistribution) removeHintsFromSlices(si);
+  }
+  toCreate = std::move(si.toCreate);
+  toUpdate = std::move(si.toUpdate);
   if (canUseTrafficDistribution) {
+    metricsCache_.updateTrafficDistributionForService(svcKey, service.spec.trafficDistribution);
     PreferClose h{*service.spec.trafficDistribution == "PreferSameNode"};
-    for (const auto* s : unchanged)
+    for (const auto* s : unchangedSlices())
       if (h.needsUpdate(*s)) toUpdate.push_back(*s);
     for (auto& s : toCreate) h.update(s);
     for (auto& s : toUpdate) h.update(s);
   } else {
-    for (auto& s : toCreate) clearHints(s);
-    for (auto& s : toUpdate) clearHints(s);
-    for (const auto* s : unchanged)
-      if (anyHints(*s)) {
-        EndpointSlice c = *s;
-        clearHints(c);
-        toUpdate.push_back(std::move(c));
-      }
+    metricsCache_.updateTrafficDistributionForService(svcKey, std::nullopt);
   }
   if (Status st = finalize(service, std::move(toCreate), std::move(toUpdate), std::move(toDelete), triggerTime); !st.ok())
     errs.push_back(st.message());
+  for (const auto& e : events)
+    recorder_->event({"Service", "v1", service.metadata.namespace_, service.metadata.name, service.metadata.uid,
+                      service.metadata.resourceVersion, ""},
+                     e.type, e.reason, e.message);
   if (errs.empty()) return Status::Ok();
   return Status(StatusCode::kInternal, aggregate(errs));
 }
@@ -521,9 +550,15 @@ Status Reconciler::finalize(const Service& service, std::vector<EndpointSlice> t
   const bool deleting = service.metadata.deletionTimestamp && !service.metadata.deletionTimestamp->isZero();
   for (auto& s : toCreate) addTriggerTimeAnnotation(s, triggerTime);
   for (auto& s : toUpdate) addTriggerTimeAnnotation(s, triggerTime);
-  return writeSlices(*client_, tracker_, service.metadata.namespace_,
-                     "Service " + service.metadata.namespace_ + "/" + service.metadata.name, toCreate, toUpdate,
-                     toDelete, /*skipCreates=*/deleting, "endpoint_slice_controller_changes");
+  Status st = writeSlices(*client_, tracker_, service.metadata.namespace_,
+                          "Service " + service.metadata.namespace_ + "/" + service.metadata.name, toCreate, toUpdate,
+                          toDelete, /*skipCreates=*/deleting, "endpoint_slice_controller_changes");
+  if (!st.ok()) return st;
+  const bool topologyAuto = topologyCache_ && hintsEnabled(service.metadata.annotations);
+  const bool td = validTrafficDistribution(service.spec.trafficDistribution) && !hintsEnabled(service.metadata.annotations);
+  observeSlicesChangedPerSync(topologyAuto, td ? *service.spec.trafficDistribution : "",
+                              static_cast<int>(toCreate.size() + toUpdate.size() + toDelete.size()));
+  return st;
 }
 
 Status writeSlices(client::RestClient& client, EndpointSliceTracker& tracker, const std::string& ns,

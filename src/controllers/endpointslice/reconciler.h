@@ -6,8 +6,9 @@
 // fill slices already being updated (fullest first), then an unchanged slice they fit in best, then new slices of
 // at most --max-endpoints-per-slice; a slice about to be deleted is reused instead of creating one; a Service with no
 // endpoints keeps one empty placeholder slice. trafficDistribution (PreferClose, PreferSameZone, PreferSameNode) sets
-// zone/node hints on ready endpoints, otherwise hints are removed. Topology-aware hints
-// (service.kubernetes.io/topology-mode: Auto) are not implemented: such Services get no hints (logged).
+// zone/node hints on ready endpoints; service.kubernetes.io/topology-mode: Auto gives topology-aware hints from the
+// TopologyCache (it takes precedence); otherwise hints are removed. The sync's histograms and the efficiency
+// gauges (metrics_cache.h) as upstream.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -19,6 +20,8 @@
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "controllers/endpointslice/endpointslice_tracker.h"
+#include "controllers/endpointslice/metrics_cache.h"
+#include "controllers/endpointslice/topology_cache.h"
 #include "informers/store.h"
 
 namespace kcm::controllers::endpointslice {
@@ -40,12 +43,14 @@ class Reconciler {
  public:
   Reconciler(std::shared_ptr<client::RestClient> client, const informers::Store<api::core::v1::Node>& nodes,
              int32_t maxEndpointsPerSlice, EndpointSliceTracker& tracker,
-             std::shared_ptr<client::EventRecorder> recorder);
+             std::shared_ptr<client::EventRecorder> recorder, TopologyCache* topologyCache = nullptr);
   // Reconcile: every error of every address type, joined ("[a, b]" as utilerrors.NewAggregate prints them).
   Status reconcile(const Service& service, const std::vector<std::shared_ptr<const Pod>>& pods,
                    const std::vector<const EndpointSlice*>& existingSlices,
                    std::optional<std::chrono::system_clock::time_point> triggerTime);
   bool managedByController(const EndpointSlice& s) const;
+  // DeleteService: the Service's share of the efficiency metrics goes.
+  void deleteService(const std::string& ns, const std::string& name) { metricsCache_.deleteService(ns + "/" + name); }
 
  private:
   Status reconcileByAddressType(const Service& service, const std::vector<std::shared_ptr<const Pod>>& pods,
@@ -60,6 +65,8 @@ class Reconciler {
   int32_t maxEndpointsPerSlice_;
   EndpointSliceTracker& tracker_;
   std::shared_ptr<client::EventRecorder> recorder_;
+  TopologyCache* topologyCache_;
+  MetricsCache metricsCache_;
 };
 
 // finalize's writes, shared with the mirroring controller: creates (unless skipCreates: the owner is being deleted;

@@ -8,8 +8,10 @@
 
 #include "api/gen/core_v1_json.h"
 #include "api/gen/discovery_v1_json.h"
+#include "base/metrics.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/endpointslice/reconciler.h"
+#include "controllers/endpointslice/topology_cache.h"
 #include "fake/fake_apiserver.h"
 #include "informers/factory.h"
 
@@ -245,6 +247,102 @@ TEST_F(SliceTest, TrafficDistributionSetsZoneHintsAndTheirRemovalClearsThem) {
   EXPECT_EQ(writes("update"), 1u);
   const EndpointSlice third = slices().at(0);
   for (const auto& e : third.endpoints) EXPECT_FALSE(e.hints.has_value());
+}
+
+// reconciler_test.go TestReconcileTopology, in short: topology-mode Auto hints per zone share, their events, and
+// their removal with the annotation.
+TEST_F(SliceTest, TopologyModeAutoSharesEndpointsByZoneCPUAndRemovingItClearsTheHints) {
+  TopologyCache cache;
+  auto zoned = [](const std::string& zone) {
+    Node n;
+    n.metadata.name = "cpu-" + zone;
+    n.metadata.labels[kLabelTopologyZone] = zone;
+    n.status.allocatable["cpu"] = *api::Quantity::parse("4");
+    auto& c = n.status.conditions.emplace_back();
+    c.type = "Ready";
+    c.status = "True";
+    return std::make_shared<const Node>(n);
+  };
+  cache.setNodes({zoned("zone-a"), zoned("zone-b")});
+  Reconciler topo{server->client(), factory.forType<Node>().store(), 100, tracker,
+                  broadcaster.newRecorder("endpoint-slice-controller"), &cache};
+  Service autoSvc = service();
+  autoSvc.metadata.annotations["service.kubernetes.io/topology-mode"] = "Auto";
+  auto events = [&] {
+    broadcaster.flush();
+    std::vector<std::string> out;
+    for (const auto& a : server->actionsFor("create", "events")) {
+      api::core::v1::Event e;
+      if (api::core::v1::fromJson(a.body, e).ok()) out.push_back(e.type + " " + e.reason + " " + e.message);
+    }
+    return out;
+  };
+  // node-0 and node-1 are in zone-a, node-2 in zone-b: three endpoints in zone-a, one in zone-b, for equal shares.
+  const std::vector<std::shared_ptr<const Pod>> pods = {pod(0), pod(1), pod(2), pod(3)};
+  ASSERT_TRUE(topo.reconcile(autoSvc, pods, {}, std::nullopt).ok());
+  std::map<std::string, int> byHint;
+  const EndpointSlice hinted = slices().at(0);
+  for (const auto& e : hinted.endpoints) byHint[e.hints.value().forZones.at(0).name]++;
+  EXPECT_EQ(byHint, (std::map<std::string, int>{{"zone-a", 2}, {"zone-b", 2}}));
+  EXPECT_EQ(events(), (std::vector<std::string>{"Normal TopologyAwareHintsEnabled Topology Aware Hints has been "
+                                                "enabled, addressType: IPv4"}));
+  EXPECT_TRUE(cache.hasPopulatedHints("ns/web"));
+  // Synced again unchanged: nothing written.
+  server->clearActions();
+  stored_ = slices();
+  std::vector<const EndpointSlice*> in;
+  for (const auto& x : stored_) in.push_back(&x);
+  ASSERT_TRUE(topo.reconcile(autoSvc, pods, in, std::nullopt).ok());
+  EXPECT_EQ(writes("update"), 0u);
+  // The annotation goes: hints go, with a Disabled event.
+  server->clearActions();
+  in.clear();
+  for (const auto& x : stored_) in.push_back(&x);
+  ASSERT_TRUE(topo.reconcile(service(), pods, in, std::nullopt).ok());
+  EXPECT_EQ(writes("update"), 1u);
+  const EndpointSlice cleared = slices().at(0);
+  for (const auto& e : cleared.endpoints) EXPECT_FALSE(e.hints.has_value());
+  EXPECT_EQ(events(), (std::vector<std::string>{"Warning TopologyAwareHintsDisabled Topology Aware Hints has been "
+                                                "disabled, addressType: IPv4"}));
+  EXPECT_FALSE(cache.hasPopulatedHints("ns/web"));
+}
+
+// metrics/cache_test.go: the efficiency gauges follow each Service's endpoints and slices, a placeholder counting as
+// one slice; a deleted Service's share goes. Our own Reconciler: the gauges are the last cache's totals.
+TEST_F(SliceTest, EfficiencyGaugesFollowEndpointsAndSlicesPerService) {
+  Reconciler r{server->client(), factory.forType<Node>().store(), 3, tracker,
+               broadcaster.newRecorder("endpoint-slice-controller")};
+  auto gauge = [](const char* name) {
+    return metrics::Registry::global().gauge(std::string("endpoint_slice_controller_") + name, "").value();
+  };
+  ASSERT_TRUE(r.reconcile(service("web"), {pod(0), pod(1), pod(2), pod(3)}, {}, std::nullopt).ok());
+  EXPECT_EQ(gauge("endpoints_desired"), 4);
+  EXPECT_EQ(gauge("num_endpoint_slices"), 2);      // 3 + 1
+  EXPECT_EQ(gauge("desired_endpoint_slices"), 2);  // ceil(4 / 3)
+  Service close = service("empty");
+  close.spec.selector["app"] = "nobody";
+  close.spec.trafficDistribution = "PreferClose";
+  ASSERT_TRUE(r.reconcile(close, {}, {}, std::nullopt).ok());
+  EXPECT_EQ(gauge("endpoints_desired"), 4);
+  EXPECT_EQ(gauge("num_endpoint_slices"), 3);
+  EXPECT_EQ(gauge("desired_endpoint_slices"), 3);
+  auto byTD = [] {
+    return metrics::Registry::global()
+        .gauge("endpoint_slice_controller_services_count_by_traffic_distribution", "",
+               {{"traffic_distribution", "PreferClose"}})
+        .value();
+  };
+  EXPECT_EQ(byTD(), 1);
+  r.deleteService("ns", "web");
+  EXPECT_EQ(gauge("endpoints_desired"), 0);
+  EXPECT_EQ(gauge("num_endpoint_slices"), 1);
+  r.deleteService("ns", "empty");
+  EXPECT_EQ(byTD(), 0);  // kept, at 0, as upstream's reset-and-set
+  const std::string text = metrics::Registry::global().render();
+  EXPECT_NE(text.find("endpoint_slice_controller_endpointslices_changed_per_sync_count{topology=\"Disabled\","
+                      "traffic_distribution=\"PreferClose\"}"),
+            std::string::npos);
+  EXPECT_NE(text.find("endpoint_slice_controller_endpoints_added_per_sync_bucket{le=\"2\"}"), std::string::npos);
 }
 
 TEST_F(SliceTest, ServiceLabelChangesReachTheSlices) {
