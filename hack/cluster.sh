@@ -37,7 +37,15 @@ start() {
   mkdir -p "${D}/cmd"
   printf '%q ' "$@" > "${D}/cmd/${comp}"
   setsid "$@" >>"${D}/logs/${comp}.log" 2>&1 < /dev/null &
-  echo $! > "${D}/pids/${comp}.pid"
+  local pid=$! i
+  echo "$pid" > "${D}/pids/${comp}.pid"
+  # Until the fork has exec'd, /proc/PID/cmdline is this script's and `alive` would call the component dead (seen
+  # as "kube-apiserver exited while starting" with an empty log): wait for the exec (at most 2 s).
+  for ((i = 0; i < 40; i++)); do
+    tr '\0' ' ' < "/proc/${pid}/cmdline" 2>/dev/null | grep -qF "$D" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
 }
 
 alive() {  # alive COMPONENT: its tracked process still runs (and is ours: its command line names the folder)
