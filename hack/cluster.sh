@@ -64,7 +64,12 @@ wait_http() {  # wait_http COMPONENT URL SECONDS PATTERN [curl args...]: until U
   local comp="$1" url="$2" secs="$3" pattern="$4"; shift 4
   local deadline=$(( $(date +%s) + secs ))
   until curl -fsS --max-time 2 "$@" "$url" 2>/dev/null | grep -qE "$pattern"; do
-    if ! alive "$comp"; then
+    # Asked twice a second apart: a transient answer (seen three times in one session, right after big builds, never
+    # reproduced in a loop) must not tear down a component that is still starting.
+    if ! alive "$comp" && { sleep 1; ! alive "$comp"; }; then
+      local dpid; dpid=$(cat "${D}/pids/${comp}.pid" 2>/dev/null)
+      echo "${comp}: pid ${dpid}: stat '$(cut -c1-80 "/proc/${dpid}/stat" 2>&1)'" \
+           "cmdline '$(tr '\0' ' ' < "/proc/${dpid}/cmdline" 2>&1 | cut -c1-160)'" >&2
       tail -n 30 "${D}/logs/${comp}.log" >&2
       die "${comp} exited while starting (log: ${D}/logs/${comp}.log)"
     fi

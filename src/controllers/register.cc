@@ -7,6 +7,7 @@
 #include "api/gen/core_v1_json.h"
 #include "api/gen/discovery_v1_json.h"
 #include "api/gen/networking_v1_json.h"
+#include "api/gen/policy_v1_json.h"
 #include "api/gen/rbac_v1_json.h"
 #include "controllers/bootstrap/bootstrapsigner.h"
 #include "controllers/bootstrap/tokencleaner.h"
@@ -15,6 +16,7 @@
 #include "controllers/context.h"
 #include "controllers/controller.h"
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/disruption/disruption_controller.h"
 #include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/endpointslicemirroring/endpointslicemirroring_controller.h"
@@ -150,6 +152,21 @@ Result<std::unique_ptr<Controller>> startServiceCIDRsController(ControllerContex
       ctx.newEventRecorder(*c, servicecidrs::kControllerName));
   // upstream runs 5 workers, no flag
   return newControllerLoop(ctrl, [](auto& s, std::stop_token stop) { s.run(5, stop); });
+}
+
+// upstream's disruption-controller keeps its own event broadcaster, source component "controllermanager".
+Result<std::unique_ptr<Controller>> startDisruptionController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("disruption-controller");
+  if (!c.ok()) return c.status();
+  auto& f = *ctx.informerFactory;
+  disruption::DisruptionController::Informers inf{
+      f.forType<api::core::v1::Pod>(), f.forType<api::policy::v1::PodDisruptionBudget>(),
+      f.forType<api::core::v1::ReplicationController>(), f.forType<api::apps::v1::ReplicaSet>(),
+      f.forType<api::apps::v1::Deployment>(), f.forType<api::apps::v1::StatefulSet>()};
+  auto ctrl = std::make_shared<disruption::DisruptionController>(*c, inf, ctx.discovery,
+                                                                 ctx.newEventRecorder(*c, "controllermanager"));
+  const int workers = ctx.options->disruptionController.concurrentDisruptionSyncs;
+  return newControllerLoop(ctrl, [workers](auto& d, std::stop_token stop) { d.run(workers, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
@@ -340,6 +357,7 @@ Status registerControllerInitFuncs() {
   setInit("pod-garbage-collector-controller", startPodGCController);
   setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);
+  setInit("disruption-controller", startDisruptionController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
   setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);

@@ -475,7 +475,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "attach-detach-reconcile-sync-period",
       "disable-attach-detach-reconcile-sync",
       "disable-force-detach-on-timeout",
-      "concurrent-disruption-syncs",
       "concurrent-device-taint-eviction-syncs",
       "concurrent-resourceclaim-syncs",
       "concurrent-statefulset-syncs",

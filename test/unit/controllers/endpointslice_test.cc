@@ -270,12 +270,7 @@ TEST_F(SliceTest, TopologyModeAutoSharesEndpointsByZoneCPUAndRemovingItClearsThe
   autoSvc.metadata.annotations["service.kubernetes.io/topology-mode"] = "Auto";
   auto events = [&] {
     broadcaster.flush();
-    std::vector<std::string> out;
-    for (const auto& a : server->actionsFor("create", "events")) {
-      api::core::v1::Event e;
-      if (api::core::v1::fromJson(a.body, e).ok()) out.push_back(e.type + " " + e.reason + " " + e.message);
-    }
-    return out;
+    return server->createdEvents();
   };
   // node-0 and node-1 are in zone-a, node-2 in zone-b: three endpoints in zone-a, one in zone-b, for equal shares.
   const std::vector<std::shared_ptr<const Pod>> pods = {pod(0), pod(1), pod(2), pod(3)};

@@ -399,6 +399,16 @@ std::vector<Action> FakeApiServer::actionsFor(const std::string& verb, const std
   return out;
 }
 
+std::vector<std::string> FakeApiServer::createdEvents() const {
+  std::vector<std::string> out;
+  for (const auto& a : actionsFor("create", "events")) {
+    auto j = nlohmann::json::parse(a.body, nullptr, false);
+    if (j.is_object())
+      out.push_back(j.value("type", "") + " " + j.value("reason", "") + " " + j.value("message", ""));
+  }
+  return out;
+}
+
 void FakeApiServer::clearActions() {
   std::lock_guard l(mu_);
   actions_.clear();

@@ -104,6 +104,8 @@ class FakeApiServer : public client::Transport, public std::enable_shared_from_t
   // Only the writes (create, update, patch, delete, deletecollection).
   std::vector<Action> writes() const;
   std::vector<Action> actionsFor(const std::string& verb, const std::string& resource) const;
+  // "<type> <reason> <message>" of each Event created (flush the broadcaster first).
+  std::vector<std::string> createdEvents() const;
   void clearActions();
 
   // Ends every open watch (onDone OK), as an apiserver closing them; informers relist or re-watch.
