@@ -10,7 +10,7 @@
                                          `<kind> "<name>": <field path>: upstream=<v> ours=<v>`; exits 1 if any
 
 What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
-timestamps, managedFields, Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
+timestamps, managedFields, an object's own UID repeated in it (a Job's controller-uid labels), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
 in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
 appear), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
@@ -106,7 +106,12 @@ def scrub(v, names):
 
 
 def normalize_object(o, names):
-    o = json.loads(json.dumps(o))
+    # The object's own UID wherever it is repeated (a Job's generated controller-uid selector labels) is <own-uid>.
+    own = o.get("metadata", {}).get("uid")
+    text = json.dumps(o)
+    if own:
+        text = text.replace('"%s"' % own, '"<own-uid>"')
+    o = json.loads(text)
     kind = o.get("kind", "")
     md = o.setdefault("metadata", {})
     for k in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink"):

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "api/gen/apps_v1_json.h"
+#include "api/gen/batch_v1_json.h"
 #include "api/gen/coordination_v1_json.h"
 #include "api/gen/core_v1_json.h"
 #include "api/gen/discovery_v1_json.h"
@@ -35,6 +36,7 @@
 #include "controllers/serviceaccounttoken/tokens_controller.h"
 #include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
+#include "controllers/ttlafterfinished/ttlafterfinished_controller.h"
 
 namespace kcm::controllers {
 namespace {
@@ -167,6 +169,15 @@ Result<std::unique_ptr<Controller>> startDisruptionController(ControllerContext&
                                                                  ctx.newEventRecorder(*c, "controllermanager"));
   const int workers = ctx.options->disruptionController.concurrentDisruptionSyncs;
   return newControllerLoop(ctrl, [workers](auto& d, std::stop_token stop) { d.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startTTLAfterFinishedController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("ttl-after-finished-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<ttlafterfinished::TTLAfterFinishedController>(
+      *c, ctx.informerFactory->forType<api::batch::v1::Job>());
+  const int workers = ctx.options->ttlAfterFinishedController.concurrentTtlAfterFinishedSyncs;
+  return newControllerLoop(ctrl, [workers](auto& t, std::stop_token stop) { t.run(workers, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
@@ -358,6 +369,7 @@ Status registerControllerInitFuncs() {
   setInit("node-ipam-controller", startNodeIpamController);
   setInit("ttl-controller", startTTLController);
   setInit("disruption-controller", startDisruptionController);
+  setInit("ttl-after-finished-controller", startTTLAfterFinishedController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
   setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);

@@ -500,7 +500,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "pvclaimbinder-sync-period",
       "concurrent-resource-quota-syncs",
       "resource-quota-sync-period",
-      "concurrent-ttl-after-finished-syncs",
       "concurrent-validating-admission-policy-status-syncs",
       "allow-metric-labels",
       "allow-metric-labels-manifest",
