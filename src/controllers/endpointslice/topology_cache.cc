@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/log.h"
+#include "controllers/util/node_util.h"
 
 namespace kcm::controllers::endpointslice {
 using api::discovery::v1::Endpoint;
@@ -127,9 +128,8 @@ std::pair<std::string, double> getMost(const std::map<std::string, double>& zone
 }  // namespace
 
 bool isNodeReady(const api::core::v1::Node& n) {
-  for (const auto& c : n.status.conditions)
-    if (c.type == "Ready") return c.status == "True";
-  return false;
+  const auto* c = getNodeCondition(n.status, "Ready");
+  return c && c->status == "True";
 }
 
 std::string formatWithAddressType(const std::string& s, const std::string& addressType) {
