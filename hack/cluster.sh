@@ -210,8 +210,13 @@ ENV
     --leader-elect=false --bind-address=127.0.0.1 --secure-port="${SCHEDULER_PORT}" --v=1
 
   log "cluster ${name}: kwok managing ${KWOK_NODES} fake nodes"
-  local stages=() s
-  for s in "${bin}/../kwok-stages"/*.yaml; do stages+=("--config=${s}"); done
+  # KWOK's "fast" stages, except those test/cluster/kwok-stages replaces; plus its pod behaviours for tests
+  # (fail with an exit code, stay Running, stay Pending: see test/cluster/kwok-stages/pod-behaviors.yaml).
+  local stages=() s ours="${REPO_ROOT}/test/cluster/kwok-stages"
+  for s in "${bin}/../kwok-stages"/*.yaml; do
+    [ -f "${ours}/$(basename "$s")" ] || stages+=("--config=${s}")
+  done
+  for s in "${ours}"/*.yaml; do stages+=("--config=${s}"); done
   start kwok "${bin}/kwok" --kubeconfig="${D}/admin.conf" \
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 --cidr="${KWOK_POD_CIDR}" --node-ip=127.0.0.1 "${stages[@]}"

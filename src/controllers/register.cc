@@ -22,6 +22,7 @@
 #include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/endpointslicemirroring/endpointslicemirroring_controller.h"
 #include "controllers/garbagecollector/garbagecollector.h"
+#include "controllers/job/job_controller.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/register.h"
 #include "controllers/nodeipam/ipam_config.h"
@@ -178,6 +179,19 @@ Result<std::unique_ptr<Controller>> startTTLAfterFinishedController(ControllerCo
       *c, ctx.informerFactory->forType<api::batch::v1::Job>());
   const int workers = ctx.options->ttlAfterFinishedController.concurrentTtlAfterFinishedSyncs;
   return newControllerLoop(ctrl, [workers](auto& t, std::stop_token stop) { t.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startJobController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("job-controller");
+  if (!c.ok()) return c.status();
+  job::JobControllerOptions o;
+  o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyJob");
+  o.resetStartTimeOnSuspend = ctx.featureGates->enabled("MutableSchedulingDirectivesForSuspendedJobs");
+  auto ctrl = std::make_shared<job::JobController>(*c, ctx.newEventRecorder(*c, "job-controller"),
+                                                   ctx.informerFactory->forType<api::batch::v1::Job>(),
+                                                   ctx.informerFactory->forType<api::core::v1::Pod>(), o);
+  const int workers = ctx.options->jobController.concurrentJobSyncs;
+  return newControllerLoop(ctrl, [workers](auto& j, std::stop_token stop) { j.run(workers, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startTTLController(ControllerContext& ctx) {
@@ -370,6 +384,7 @@ Status registerControllerInitFuncs() {
   setInit("ttl-controller", startTTLController);
   setInit("disruption-controller", startDisruptionController);
   setInit("ttl-after-finished-controller", startTTLAfterFinishedController);
+  setInit("job-controller", startJobController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
   setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);

@@ -31,7 +31,7 @@ void ConsistencyStore::clear(const std::string& owner, const std::string& ownerU
   if (it != writes_.end() && (ownerUID.empty() || it->second.uid == ownerUID)) writes_.erase(it);
 }
 
-Status ConsistencyStore::ensureReady(const std::string& owner) {
+Status ConsistencyStore::ensureReady(const std::string& owner, std::string* lagging) {
   std::lock_guard l(mu_);
   auto it = writes_.find(owner);
   if (it == writes_.end()) return Status::Ok();
@@ -39,9 +39,11 @@ Status ConsistencyStore::ensureReady(const std::string& owner) {
     auto g = resources_.find(resource);
     if (g == resources_.end()) continue;
     std::string read = g->second();
-    if (compareResourceVersion(read, wrote) < 0)
+    if (compareResourceVersion(read, wrote) < 0) {
+      if (lagging) *lagging = resource;
       return Status(StatusCode::kUnavailable, "cache for " + resource + " is at resourceVersion " + read +
                                                   ", older than the written " + wrote);
+    }
   }
   writes_.erase(it);
   return Status::Ok();

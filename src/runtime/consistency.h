@@ -28,8 +28,9 @@ class ConsistencyStore {
                const std::string& rv);
   // Forgets the owner's record (any UID when ownerUID is empty).
   void clear(const std::string& owner, const std::string& ownerUID = "");
-  // Ok when every informer has caught up with the owner's writes (the record is then dropped).
-  Status ensureReady(const std::string& owner);
+  // Ok when every informer has caught up with the owner's writes (the record is then dropped). Otherwise the
+  // resource that lags is put in *lagging when given (for a controller's stale_sync_skips_total).
+  Status ensureReady(const std::string& owner, std::string* lagging = nullptr);
 
  private:
   struct Record {

@@ -248,7 +248,9 @@ std::optional<bool> compareTimes(api::Time ta, api::Time tb, const std::string& 
   return diff < 0;
 }
 
-bool lessForDeletion(const RankedPod& a, const RankedPod& b, const std::optional<WallTime>& now) {
+// costAndRank: ActivePodsWithRanks (deletion cost, then rank); without, the plain ActivePods order.
+bool lessForDeletion(const RankedPod& a, const RankedPod& b, const std::optional<WallTime>& now,
+                     bool costAndRank = true) {
   const Pod& pa = *a.pod;
   const Pod& pb = *b.pod;
   if (pa.spec.nodeName != pb.spec.nodeName && (pa.spec.nodeName.empty() || pb.spec.nodeName.empty()))
@@ -257,8 +259,10 @@ bool lessForDeletion(const RankedPod& a, const RankedPod& b, const std::optional
     return phaseOrdinal(pa.status.phase) < phaseOrdinal(pb.status.phase);
   const bool ra = isPodReady(pa), rb = isPodReady(pb);
   if (ra != rb) return !ra;
-  if (int32_t ca = deletionCost(pa), cb = deletionCost(pb); ca != cb) return ca < cb;
-  if (a.rank != b.rank) return a.rank > b.rank;
+  if (costAndRank) {
+    if (int32_t ca = deletionCost(pa), cb = deletionCost(pb); ca != cb) return ca < cb;
+    if (a.rank != b.rank) return a.rank > b.rank;
+  }
   if (ra && rb) {
     if (auto r = compareTimes(podReadyCondition(pa)->lastTransitionTime, podReadyCondition(pb)->lastTransitionTime,
                               pa.metadata.uid, pb.metadata.uid, now))
@@ -277,6 +281,12 @@ bool lessForDeletion(const RankedPod& a, const RankedPod& b, const std::optional
 void sortPodsForDeletion(std::vector<RankedPod>& pods, std::optional<WallTime> now) {
   std::stable_sort(pods.begin(), pods.end(),
                    [now](const RankedPod& a, const RankedPod& b) { return lessForDeletion(a, b, now); });
+}
+
+void sortActivePods(std::vector<PodPtr>& pods) {
+  std::stable_sort(pods.begin(), pods.end(), [](const PodPtr& a, const PodPtr& b) {
+    return lessForDeletion({a, 0}, {b, 0}, std::nullopt, /*costAndRank=*/false);
+  });
 }
 
 namespace {
@@ -350,17 +360,20 @@ Status PodControl::patchPod(const std::string& ns, const std::string& name, cons
 }
 
 std::string adoptPatch(const std::string& apiVersion, const std::string& kind, const ObjectMeta& owner,
-                       const std::string& objectUID) {
+                       const std::string& objectUID, const std::vector<std::string>& finalizers) {
   nlohmann::json ref = {{"apiVersion", apiVersion}, {"kind", kind},       {"name", owner.name},
                         {"uid", owner.uid},         {"controller", true}, {"blockOwnerDeletion", true}};
-  return nlohmann::json({{"metadata", {{"ownerReferences", nlohmann::json::array({ref})}, {"uid", objectUID}}}})
-      .dump();
+  nlohmann::json md = {{"ownerReferences", nlohmann::json::array({ref})}, {"uid", objectUID}};
+  if (!finalizers.empty()) md["finalizers"] = finalizers;
+  return nlohmann::json({{"metadata", md}}).dump();
 }
 
-std::string releasePatch(const std::string& ownerUID, const std::string& objectUID) {
+std::string releasePatch(const std::string& ownerUID, const std::string& objectUID,
+                         const std::vector<std::string>& finalizers) {
   nlohmann::json del = {{"$patch", "delete"}, {"uid", ownerUID}};
-  return nlohmann::json({{"metadata", {{"ownerReferences", nlohmann::json::array({del})}, {"uid", objectUID}}}})
-      .dump();
+  nlohmann::json md = {{"ownerReferences", nlohmann::json::array({del})}, {"uid", objectUID}};
+  if (!finalizers.empty()) md["$deleteFromPrimitiveList/finalizers"] = finalizers;
+  return nlohmann::json({{"metadata", md}}).dump();
 }
 
 }  // namespace kcm::controllers

@@ -74,6 +74,9 @@ struct RankedPod {
   int rank = 0;
 };
 void sortPodsForDeletion(std::vector<RankedPod>& pods, std::optional<WallTime> now);
+// upstream ActivePods (no ranks, no deletion cost): unassigned, then Pending < Unknown < Running, not ready, more
+// recently ready, more restarts, newer first.
+void sortActivePods(std::vector<PodPtr>& pods);
 
 // --- slow start: calls fn in batches 1, 2, 4, ... up to count; stops at the first batch with an error.
 // Returns (successes, first error). Batches run concurrently. ---
@@ -103,9 +106,11 @@ bool isNamespaceTerminating(const Status& s);
 // --- controller-ref manager (upstream BaseControllerRefManager): claims objects for an owner ---
 // The JSON strategic-merge patches that adopt (add a controller ownerReference) and release (delete ours) an
 // object; both carry the object's uid as a precondition.
+// `finalizers` (the job controller's tracking finalizer) are added on adoption and removed on release.
 std::string adoptPatch(const std::string& apiVersion, const std::string& kind, const api::meta::v1::ObjectMeta& owner,
-                       const std::string& objectUID);
-std::string releasePatch(const std::string& ownerUID, const std::string& objectUID);
+                       const std::string& objectUID, const std::vector<std::string>& finalizers = {});
+std::string releasePatch(const std::string& ownerUID, const std::string& objectUID,
+                         const std::vector<std::string>& finalizers = {});
 
 template <class T>
 class ControllerRefManager {
@@ -115,9 +120,10 @@ class ControllerRefManager {
   // canAdopt: a live re-read of the owner that fails when it is gone, replaced or being deleted; called at most
   // once, before the first adoption.
   ControllerRefManager(const api::meta::v1::ObjectMeta& owner, std::string apiVersion, std::string kind,
-                       LabelMatcher selector, std::function<Status()> canAdopt, PatchFunc patch)
+                       LabelMatcher selector, std::function<Status()> canAdopt, PatchFunc patch,
+                       std::vector<std::string> finalizers = {})
       : owner_(owner), apiVersion_(std::move(apiVersion)), kind_(std::move(kind)), selector_(std::move(selector)),
-        canAdopt_(std::move(canAdopt)), patch_(std::move(patch)) {}
+        canAdopt_(std::move(canAdopt)), patch_(std::move(patch)), finalizers_(std::move(finalizers)) {}
 
   // Objects this owner keeps: already owned and matching, plus adopted orphans. Releases owned objects that no
   // longer match. Errors of single objects are collected; the claimed list comes with the first one.
@@ -135,7 +141,7 @@ class ControllerRefManager {
         if (match) {
           claimed.push_back(o);
         } else if (!owner_.deletionTimestamp) {
-          Status s = patch_(m.namespace_, m.name, releasePatch(owner_.uid, m.uid));
+          Status s = patch_(m.namespace_, m.name, releasePatch(owner_.uid, m.uid, finalizers_));
           // Gone, or no longer ours (the uid precondition failed): nothing to release.
           if (s.code() != StatusCode::kNotFound && s.code() != StatusCode::kInvalid) note(std::move(s));
         }
@@ -143,7 +149,7 @@ class ControllerRefManager {
       }
       if (owner_.deletionTimestamp || !match || m.deletionTimestamp) continue;
       if (!canAdoptResult_) canAdoptResult_ = canAdopt_();
-      Status s = canAdoptResult_->ok() ? patch_(m.namespace_, m.name, adoptPatch(apiVersion_, kind_, owner_, m.uid))
+      Status s = canAdoptResult_->ok() ? patch_(m.namespace_, m.name, adoptPatch(apiVersion_, kind_, owner_, m.uid, finalizers_))
                                        : Status(canAdoptResult_->code(), "can't adopt " + m.namespace_ + "/" + m.name +
                                                                              ": " + canAdoptResult_->message());
       if (s.ok()) claimed.push_back(o);
@@ -158,6 +164,7 @@ class ControllerRefManager {
   LabelMatcher selector_;
   std::function<Status()> canAdopt_;
   PatchFunc patch_;
+  std::vector<std::string> finalizers_;
   std::optional<Status> canAdoptResult_;
 };
 
