@@ -10,7 +10,8 @@
                                          `<kind> "<name>": <field path>: upstream=<v> ours=<v>`; exits 1 if any
 
 What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
-timestamps, managedFields, an object's own UID repeated in it (a Job's controller-uid labels), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
+timestamps, managedFields, an object's own UID repeated in it (a Job's controller-uid labels) and other dumped
+objects' UIDs (a Job's in its pods' labels, as <uid of KIND NAME>), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
 in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
 appear), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
@@ -105,12 +106,16 @@ def scrub(v, names):
     return v
 
 
-def normalize_object(o, names):
-    # The object's own UID wherever it is repeated (a Job's generated controller-uid selector labels) is <own-uid>.
+def normalize_object(o, names, uids=None):
+    # The object's own UID wherever it is repeated (a Job's generated controller-uid selector labels) is <own-uid>;
+    # another dumped object's UID (a Job's in its pods' controller-uid labels) is <uid of KIND NAME>.
     own = o.get("metadata", {}).get("uid")
     text = json.dumps(o)
     if own:
         text = text.replace('"%s"' % own, '"<own-uid>"')
+    for uid, label in (uids or {}).items():
+        if uid != own and uid in text:
+            text = text.replace('"%s"' % uid, '"%s"' % label)
     o = json.loads(text)
     kind = o.get("kind", "")
     md = o.setdefault("metadata", {})
@@ -211,7 +216,9 @@ def normalize(items):
              if not (o.get("kind") == "Event" and (o.get("source", {}).get("component") in NOT_KCM or
                                                    o.get("reportingComponent") in NOT_KCM))]
     names = generated_names(items)
-    out = [normalize_object(o, names) for o in items]
+    uids = {o["metadata"]["uid"]: "<uid of %s %s>" % (o.get("kind"), replace_names(o["metadata"].get("name", ""), names))
+            for o in items if o.get("kind") != "Event" and o.get("metadata", {}).get("uid")}
+    out = [normalize_object(o, names, uids) for o in items]
     events = {json.dumps(e, sort_keys=True) for e in out if e.get("kind") == "Event"}
     rest = [o for o in out if o.get("kind") != "Event"] + [json.loads(e) for e in sorted(events)]
     return sorted(rest, key=lambda o: (o.get("kind", ""), o["metadata"].get("name", ""), json.dumps(o, sort_keys=True)))

@@ -74,15 +74,7 @@ class NodeLifecycle : public SoloKcmSuite<NodeLifecycle> {
     return R"([{"key":"kcm.e2e/evict-)" + ns() + R"(","operator":"Equal","value":"evictTaintVal","effect":"NoExecute")" +
            (seconds.empty() ? "" : R"(,"tolerationSeconds":)" + seconds) + "}]";
   }
-  std::vector<Json> events(const std::string& reason) {
-    std::vector<Json> out;
-    ExecResult r = kubectl({"get", "events", "-n", ns(), "-o", "json"});
-    if (!r.ok()) return out;
-    const Json list = Json::parse(r.out);  // kept alive for the loop
-    for (const Json& e : list["items"])
-      if (e.value("reason", "") == reason) out.push_back(e);
-    return out;
-  }
+  std::vector<Json> events(const std::string& reason) { return eventsWithReason(ns(), reason); }
   static Json nodeJson(const std::string& name) {
     ExecResult r = kubectl({"get", "node", name, "-o", "json"});
     return r.ok() ? Json::parse(r.out) : Json();

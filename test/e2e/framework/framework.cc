@@ -34,6 +34,18 @@ ExecResult kubectl(const std::vector<std::string>& args, const std::string& inpu
   return exec(argv, input, timeout);
 }
 
+std::vector<Json> eventsWithReason(const std::string& ns, const std::string& reason) {
+  std::vector<Json> out;
+  ExecResult r = kubectl({"get", "events", "-n", ns, "-o", "json"});
+  if (!r.ok()) return out;
+  const Json list = Json::parse(r.out, nullptr, false);  // kept alive for the loop
+  if (!list.is_object()) return out;
+  const Json items = list.value("items", Json::array());
+  for (const Json& e : items)
+    if (e.value("reason", "") == reason) out.push_back(e);
+  return out;
+}
+
 Json kubectlJson(const std::vector<std::string>& args) {
   std::vector<std::string> a = args;
   a.push_back("-o");

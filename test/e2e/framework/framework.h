@@ -33,6 +33,9 @@ ExecResult kubectl(const std::vector<std::string>& args, const std::string& inpu
 // `kubectl <args> -o json`, parsed; fails the current test (and returns null) when kubectl fails.
 Json kubectlJson(const std::vector<std::string>& args);
 
+// The Events of namespace `ns` with this reason (none when kubectl fails).
+std::vector<Json> eventsWithReason(const std::string& ns, const std::string& reason);
+
 // Polls `probe` every `interval` until it returns true or `timeout` passes. Returns whether it became true.
 bool waitFor(const std::function<bool()>& probe, std::chrono::milliseconds timeout,
              std::chrono::milliseconds interval = 250ms);
