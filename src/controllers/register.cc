@@ -15,6 +15,7 @@
 #include "controllers/certificates/register_certificates.h"
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
+#include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/disruption/disruption_controller.h"
@@ -191,6 +192,16 @@ Result<std::unique_ptr<Controller>> startJobController(ControllerContext& ctx) {
                                                    ctx.informerFactory->forType<api::batch::v1::Job>(),
                                                    ctx.informerFactory->forType<api::core::v1::Pod>(), o);
   const int workers = ctx.options->jobController.concurrentJobSyncs;
+  return newControllerLoop(ctrl, [workers](auto& j, std::stop_token stop) { j.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startCronJobController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("cronjob-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<cronjob::CronJobController>(*c, ctx.newEventRecorder(*c, "cronjob-controller"),
+                                                           ctx.informerFactory->forType<api::batch::v1::CronJob>(),
+                                                           ctx.informerFactory->forType<api::batch::v1::Job>());
+  const int workers = ctx.options->cronjobController.concurrentCronJobSyncs;
   return newControllerLoop(ctrl, [workers](auto& j, std::stop_token stop) { j.run(workers, stop); });
 }
 
@@ -385,6 +396,7 @@ Status registerControllerInitFuncs() {
   setInit("disruption-controller", startDisruptionController);
   setInit("ttl-after-finished-controller", startTTLAfterFinishedController);
   setInit("job-controller", startJobController);
+  setInit("cronjob-controller", startCronJobController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
   setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);

@@ -486,7 +486,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "horizontal-pod-autoscaler-initial-readiness-delay",
       "horizontal-pod-autoscaler-sync-period",
       "horizontal-pod-autoscaler-tolerance",
-      "concurrent-cron-job-syncs",
       "enable-dynamic-provisioning",
       "enable-hostpath-provisioner",
       "flex-volume-plugin-dir",
