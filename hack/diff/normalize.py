@@ -14,7 +14,7 @@ timestamps, managedFields, an object's own UID repeated in it (a Job's controlle
 objects' UIDs (a Job's in its pods' labels, as <uid of KIND NAME>), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
 in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
-appear), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
+appear; a CronJob's Jobs' minute suffix as <minute>), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
 fresh PKI), node status (KWOK's), Event counts and names (Events compare as a set of type, reason, object,
 source and message) and the scheduler's Events.
 """
@@ -88,10 +88,26 @@ def generated_names(items):
     return re.compile(r"(?<![A-Za-z0-9-])(" + alternatives + r")" + RAND_SUFFIX + r"(?![A-Za-z0-9-])")
 
 
+# A CronJob names its Jobs <cronjob>-<scheduled time in unix minutes>: the minute differs between runs.
+CRON_MINUTE = {"re": None}
+
+
+def cron_job_names(items):
+    prefixes = {o["metadata"]["name"] + "-" for o in items if o.get("kind") == "CronJob" and o.get("metadata", {}).get("name")}
+    if not prefixes:
+        return None
+    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    return re.compile(r"(?<![A-Za-z0-9-])(" + alternatives + r")\d{7,10}(?![0-9])")
+
+
 def replace_names(v, names):
-    if names is None or not isinstance(v, str):
+    if not isinstance(v, str):
         return v
-    return names.sub(lambda m: m.group(1) + "*", v)
+    if names is not None:
+        v = names.sub(lambda m: m.group(1) + "*", v)
+    if CRON_MINUTE["re"] is not None:
+        v = CRON_MINUTE["re"].sub(lambda m: m.group(1) + "<minute>", v)
+    return v
 
 
 def scrub(v, names):
@@ -133,6 +149,9 @@ def normalize_object(o, names, uids=None):
                                          "namespace": inv.get("namespace"), "fieldPath": inv.get("fieldPath")},
                       "source": o.get("source", {}).get("component"),
                       "reportingComponent": o.get("reportingComponent"), "message": o.get("message")}, names)
+    if kind == "CronJob":  # references to its Jobs carry their resourceVersions
+        for r in o.get("status", {}).get("active", []):
+            r.pop("resourceVersion", None)
     if kind == "Pod":
         spec, st = o.get("spec", {}), o.get("status", {})
         if spec.get("nodeName"):
@@ -216,6 +235,7 @@ def normalize(items):
              if not (o.get("kind") == "Event" and (o.get("source", {}).get("component") in NOT_KCM or
                                                    o.get("reportingComponent") in NOT_KCM))]
     names = generated_names(items)
+    CRON_MINUTE["re"] = cron_job_names(items)
     uids = {o["metadata"]["uid"]: "<uid of %s %s>" % (o.get("kind"), replace_names(o["metadata"].get("name", ""), names))
             for o in items if o.get("kind") != "Event" and o.get("metadata", {}).get("uid")}
     out = [normalize_object(o, names, uids) for o in items]
