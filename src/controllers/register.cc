@@ -10,6 +10,7 @@
 #include "api/gen/networking_v1_json.h"
 #include "api/gen/policy_v1_json.h"
 #include "api/gen/rbac_v1_json.h"
+#include "base/log.h"
 #include "controllers/bootstrap/bootstrapsigner.h"
 #include "controllers/bootstrap/tokencleaner.h"
 #include "controllers/certificates/register_certificates.h"
@@ -188,6 +189,9 @@ Result<std::unique_ptr<Controller>> startJobController(ControllerContext& ctx) {
   job::JobControllerOptions o;
   o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyJob");
   o.resetStartTimeOnSuspend = ctx.featureGates->enabled("MutableSchedulingDirectivesForSuspendedJobs");
+  if (ctx.featureGates->enabled("WorkloadWithJob"))  // alpha, off by default at the pin
+    KLOG_WARNING("\"WorkloadWithJob is enabled but not implemented: Jobs get no Workload or PodGroup\" "
+                 "controller=\"job-controller\"");
   auto ctrl = std::make_shared<job::JobController>(*c, ctx.newEventRecorder(*c, "job-controller"),
                                                    ctx.informerFactory->forType<api::batch::v1::Job>(),
                                                    ctx.informerFactory->forType<api::core::v1::Pod>(), o);

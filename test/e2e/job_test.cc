@@ -169,6 +169,21 @@ TEST_F(JobE2E, BackoffLimitPerIndexRunsEveryIndexThenFails) {
   EXPECT_EQ(s.value("failed", 0), 2);
 }
 
+// "should allow to use a pod failure policy to ignore failure matching on DisruptionTarget condition" has its
+// FailIndex sibling: an index whose pod fails with a matching exit code is failed at once, without its retries.
+TEST_F(JobE2E, PodFailurePolicyFailIndexSkipsTheIndexRetries) {
+  job("failindex",
+      R"("completions":4,"parallelism":4,"completionMode":"Indexed","backoffLimitPerIndex":1,)"
+      R"("podFailurePolicy":{"rules":[{"action":"FailIndex","onExitCodes":{"operator":"In","values":[42]}}]},)",
+      R"("kwok.kcm.test/behavior":"fail-odd-index","kwok.kcm.test/exit-code":"42")");
+  ASSERT_TRUE(waitFor([&] { return hasCondition("failindex", "Failed=True/FailedIndexes"); }, 90s))
+      << conditions("failindex");
+  Json s = jobJson("failindex")["status"];
+  EXPECT_EQ(s.value("failedIndexes", ""), "1,3");
+  EXPECT_EQ(s.value("failed", 0), 2);  // no second try for the failed indexes
+  EXPECT_EQ(pods("failindex").size(), 4u);
+}
+
 TEST_F(JobE2E, MaxFailedIndexesEndsTheJobEarly) {
   job("maxfailed",
       R"("completions":4,"parallelism":2,"completionMode":"Indexed","backoffLimitPerIndex":0,"maxFailedIndexes":0,)",

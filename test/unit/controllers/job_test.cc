@@ -12,6 +12,7 @@
 #include "api/gen/batch_v1_json.h"
 #include "api/gen/core_v1_json.h"
 #include "api/support/wall_time.h"
+#include "base/metrics.h"
 #include "fake/fake_apiserver.h"
 #include "informers/factory.h"
 
@@ -122,6 +123,14 @@ class JobTest : public ::testing::Test {
     for (auto& p : server->list<Pod>("ns")) ps.upsert("ns/" + p.metadata.name, std::make_shared<const Pod>(p));
   }
 
+  // A podFailurePolicy with one rule: `action` on exit code 42.
+  static void onExitCode42(Job& j, const std::string& action) {
+    auto& rule = j.spec.podFailurePolicy.emplace().rules.emplace_back();
+    rule.action = action;
+    auto& codes = rule.onExitCodes.emplace();
+    codes.operator_ = "In";
+    codes.values = {42};
+  }
   runtime::SyncResult sync(const std::string& name) { return ctrl->syncJob("ns/" + name); }
   Job job(const std::string& name) { return *server->get<Job>("ns", name); }
   std::vector<Pod> createdPods() {
@@ -297,11 +306,7 @@ TEST_F(JobTest, FailedPodsAreReplacedOnlyAfterTheBackOff) {
 
 TEST_F(JobTest, PodFailurePolicyFailJobEndsTheJobWithTheRuleInTheMessage) {
   Job spec = newJob("job", 1, 1);
-  auto& rule = spec.spec.podFailurePolicy.emplace().rules.emplace_back();
-  rule.action = "FailJob";
-  auto& codes = rule.onExitCodes.emplace();
-  codes.operator_ = "In";
-  codes.values = {42};
+  onExitCode42(spec, "FailJob");
   Job j = addJob(spec);
   Pod p = newPod(j, "p0", "Failed");
   p.status.containerStatuses[0].state.terminated->exitCode = 42;
@@ -453,6 +458,33 @@ TEST_F(JobTest, AFailedIndexIsRecreatedWithItsFailureCount) {
   EXPECT_EQ(created.metadata.annotations.at(kJobIndexFailureCountAnnotation), "1");
   // The failed pod keeps its finalizer until the replacement exists (its count moved to the new pod).
   EXPECT_FALSE(server->get<Pod>("ns", "f0")->metadata.finalizers.empty());
+}
+
+TEST_F(JobTest, PodFailurePolicyFailIndexFailsTheIndexWithoutItsRetries) {
+  Job spec = newJob("job", 2, 2, 6, "Indexed");
+  spec.spec.backoffLimitPerIndex = 3;
+  onExitCode42(spec, "FailIndex");
+  Job j = addJob(spec);
+  Pod f = newPod(j, "f0", "Failed", 0);
+  f.metadata.annotations[kJobIndexFailureCountAnnotation] = "0";
+  f.status.containerStatuses[0].state.terminated->exitCode = 42;
+  addPod(f);
+  addPod(newPod(j, "r1", "Running", 1));
+  ASSERT_TRUE(sync("job").status.ok());
+  j = job("job");
+  EXPECT_EQ(j.status.failedIndexes, "0");
+  EXPECT_TRUE(creates().empty());  // index 0 is not retried
+  EXPECT_TRUE(conditions(j).empty());  // index 1 still runs
+}
+
+TEST_F(JobTest, SyncsAreCountedInTheJobControllerMetrics) {
+  addJob(newJob("job", 1, 1));
+  ASSERT_TRUE(sync("job").status.ok());
+  const std::string text = kcm::metrics::Registry::global().render();
+  EXPECT_NE(text.find("job_controller_job_syncs_total{action=\"pods_created\",completion_mode=\"NonIndexed\",result=\"success\"}"),
+            std::string::npos);
+  EXPECT_NE(text.find("job_controller_job_sync_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(text.find("job_controller_job_pods_creation_total{reason=\"new\",status=\"succeeded\"}"), std::string::npos);
 }
 
 TEST_F(JobTest, SuccessPolicyEndsTheJobAndStopsTheRest) {
