@@ -127,12 +127,26 @@ std::string labelText(const Labels& labels, const std::string& extraKey = "", co
 
 }  // namespace
 
+namespace {
+// The text format's HELP escaping: backslash and line feed.
+std::string escapeHelp(const std::string& help) {
+  std::string out;
+  out.reserve(help.size());
+  for (char c : help) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+}  // namespace
+
 std::string Registry::render() const {
   std::lock_guard l(mu_);
   std::string out;
   for (const auto& [name, f] : families_) {
     const char* type = f.type == Type::kCounter ? "counter" : f.type == Type::kGauge ? "gauge" : "histogram";
-    out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + type + "\n";
+    out += "# HELP " + name + " " + escapeHelp(f.help) + "\n# TYPE " + name + " " + type + "\n";
     for (const auto& [labels, c] : f.counters) out += name + labelText(labels) + " " + fmt(c->value()) + "\n";
     for (const auto& [labels, g] : f.gauges) out += name + labelText(labels) + " " + fmt(g->value()) + "\n";
     for (const auto& [labels, h] : f.histograms) {

@@ -137,3 +137,19 @@ TEST(Metrics, WorkqueueFamiliesHaveUpstreamNames) {
 
 }  // namespace
 }  // namespace kcm::runtime
+
+namespace kcm::metrics {
+namespace {
+
+// A multi-line HELP (the job controller's, as upstream words them) stays one line of the text format.
+TEST(Metrics, HelpTextIsEscapedAsTheTextFormatWantsIt) {
+  Registry reg;
+  reg.counter("two_lines_total", "first line\nsecond \\ line").inc();
+  const std::string text = reg.render();
+  EXPECT_NE(text.find("# HELP two_lines_total first line\\nsecond \\\\ line\n# TYPE two_lines_total counter\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace kcm::metrics
