@@ -11,6 +11,7 @@
 //	go run . hash [-collision N] < json  print ComputeHash of one template
 //	go run . dump [-wire] < json         print the dump text that is hashed
 //	go run . repack -in <cases> -out <f> golden Endpoints subsets from upstream's RepackSubsets (repack.go)
+//	go run . revisions -in <c> -out <f>  golden DaemonSet revision data and revision hashes (revisions.go)
 //
 // Run through hack/update-pod-template-hash.sh.
 package main
@@ -51,6 +52,8 @@ func main() {
 		err = runDump(os.Args[2:])
 	case "repack":
 		err = runRepack(os.Args[2:])
+	case "revisions":
+		err = runRevisions(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

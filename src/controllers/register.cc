@@ -17,6 +17,7 @@
 #include "controllers/clusterroleaggregation/clusterroleaggregation_controller.h"
 #include "controllers/context.h"
 #include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/daemon/daemon_controller.h"
 #include "controllers/controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/disruption/disruption_controller.h"
@@ -197,6 +198,20 @@ Result<std::unique_ptr<Controller>> startJobController(ControllerContext& ctx) {
                                                    ctx.informerFactory->forType<api::core::v1::Pod>(), o);
   const int workers = ctx.options->jobController.concurrentJobSyncs;
   return newControllerLoop(ctrl, [workers](auto& j, std::stop_token stop) { j.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startDaemonSetController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("daemon-set-controller");
+  if (!c.ok()) return c.status();
+  daemon::DaemonSetsControllerOptions o;
+  o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyDaemonSet");
+  o.comparisonOperators = ctx.featureGates->enabled("TaintTolerationComparisonOperators");
+  auto ctrl = std::make_shared<daemon::DaemonSetsController>(
+      *c, ctx.newEventRecorder(*c, "daemonset-controller"), ctx.informerFactory->forType<api::apps::v1::DaemonSet>(),
+      ctx.informerFactory->forType<api::apps::v1::ControllerRevision>(),
+      ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Node>(), o);
+  const int workers = ctx.options->daemonsetController.concurrentDaemonsetSyncs;
+  return newControllerLoop(ctrl, [workers](auto& d, std::stop_token stop) { d.run(workers, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startCronJobController(ControllerContext& ctx) {
@@ -401,6 +416,7 @@ Status registerControllerInitFuncs() {
   setInit("ttl-after-finished-controller", startTTLAfterFinishedController);
   setInit("job-controller", startJobController);
   setInit("cronjob-controller", startCronJobController);
+  setInit("daemonset-controller", startDaemonSetController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
   setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);

@@ -478,7 +478,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "concurrent-device-taint-eviction-syncs",
       "concurrent-resourceclaim-syncs",
       "concurrent-statefulset-syncs",
-      "concurrent-daemonset-syncs",
       "concurrent-ephemeralvolume-syncs",
       "concurrent-horizontal-pod-autoscaler-syncs",
       "horizontal-pod-autoscaler-cpu-initialization-period",

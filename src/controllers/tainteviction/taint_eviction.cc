@@ -29,15 +29,6 @@ std::vector<Taint> noExecuteTaints(const std::vector<Taint>& taints) {
   return out;
 }
 
-bool sameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect ||
-        a[i].timeAdded != b[i].timeAdded)
-      return false;
-  return true;
-}
-
 bool sameTolerations(const std::vector<Toleration>& a, const std::vector<Toleration>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)

@@ -10,6 +10,15 @@ using api::core::v1::Toleration;
 
 bool matchTaint(const Taint& a, const Taint& b) { return a.key == b.key && a.effect == b.effect; }
 
+bool sameTaints(const std::vector<api::core::v1::Taint>& a, const std::vector<api::core::v1::Taint>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect ||
+        a[i].timeAdded != b[i].timeAdded)
+      return false;
+  return true;
+}
+
 bool taintExists(const std::vector<Taint>& taints, const Taint& t) {
   for (const auto& x : taints)
     if (matchTaint(x, t)) return true;

@@ -21,6 +21,8 @@ inline constexpr const char* kTaintEffectNoSchedule = "NoSchedule";
 inline constexpr const char* kTaintEffectNoExecute = "NoExecute";
 
 bool matchTaint(const api::core::v1::Taint& a, const api::core::v1::Taint& b);
+// Same taints in the same order, timeAdded included (apiequality.Semantic.DeepEqual of the lists).
+bool sameTaints(const std::vector<api::core::v1::Taint>& a, const std::vector<api::core::v1::Taint>& b);
 bool taintExists(const std::vector<api::core::v1::Taint>& taints, const api::core::v1::Taint& t);
 // Lt/Gt (integer comparison of the taint's value against the toleration's) only with the
 // TaintTolerationComparisonOperators gate.
