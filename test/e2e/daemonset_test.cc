@@ -5,6 +5,8 @@
 // which was still on the old template.
 #include <set>
 
+#include "api/gen/apps_v1_json.h"
+#include "controllers/util/pod_template_hash.h"
 #include "framework/solo_kcm_suite.h"
 
 namespace kcm::e2e {
@@ -329,6 +331,58 @@ TEST_F(DaemonSets, RollbackRestartsOnlyTheNewPods) {
   EXPECT_EQ(revs.size(), 2u);
   for (const auto& r : revs)
     if (r["metadata"]["labels"].value("controller-revision-hash", "") == origHash) EXPECT_EQ(r.value("revision", 0), 3);
+}
+
+// controller_revision.go "should manage the lifecycle of a ControllerRevision": a hand-made revision holding the
+// current template is taken as current (the original may go), and when the template then changes to the one that
+// revision's name was hashed from, the name collides: status.collisionCount goes to 1 and the new revision (3)
+// gets the next name.
+TEST_F(DaemonSets, ControllerRevisionLifecycleAndHashCollision) {
+  const auto nodes = eligibleNodes();
+  daemonSet();
+  ASSERT_TRUE(waitFor([&] { return runningOn(nodes); }, 90s, 1s)) << describe();
+  auto count = [&] { return kubectlJson({"get", "controllerrevisions", "-n", ns(), "-l", "app=ds"})["items"].size(); };
+  ASSERT_EQ(count(), 1u);
+  Json initial = revisions().at(0);
+  const Json ds = dsJson();
+  ASSERT_EQ(initial["metadata"]["ownerReferences"][0].value("uid", ""), ds["metadata"].value("uid", ""));
+  const std::string initialName = initial["metadata"]["name"];
+  ASSERT_TRUE(kubectl({"patch", "controllerrevision", initialName, "-n", ns(), "-p",
+                       R"({"metadata":{"labels":{")" + initialName + R"(":"patched"}}})"})
+                  .ok());
+  // The name upstream's test computes for the template with terminationGracePeriodSeconds 1.
+  Json changed = ds;
+  changed["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 1;
+  api::apps::v1::DaemonSet typed;
+  ASSERT_TRUE(api::apps::v1::fromJson(changed.dump(), typed).ok());
+  const std::string newHash = controllers::computeHash(typed.spec.template_, typed.status.collisionCount);
+  const std::string newName = "ds-" + newHash;
+  Json rev = {{"apiVersion", "apps/v1"}, {"kind", "ControllerRevision"},
+              {"metadata", {{"name", newName}, {"labels", {{"app", "ds"}, {"controller-revision-hash", newHash}}},
+                            {"ownerReferences", ds["metadata"].contains("uid")
+                                                    ? Json::array({{{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"},
+                                                                    {"name", "ds"}, {"uid", ds["metadata"]["uid"]},
+                                                                    {"controller", true}, {"blockOwnerDeletion", true}}})
+                                                    : Json::array()}}},
+              {"data", initial["data"]}, {"revision", initial.value("revision", 0) + 1}};
+  ASSERT_TRUE(kubectl({"create", "-n", ns(), "-f", "-"}, rev.dump()).ok());
+  ASSERT_TRUE(waitFor([&] { return count() == 2; }, 30s));
+  ASSERT_TRUE(kubectl({"delete", "controllerrevision", initialName, "-n", ns()}).ok());
+  ASSERT_TRUE(waitFor([&] { return count() == 1; }, 30s));
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(count(), 1u) << "the hand-made revision holds the current template: nothing is recreated";
+  ASSERT_TRUE(kubectl({"label", "controllerrevision", newName, "-n", ns(), newName + "=updated"}).ok());
+  ASSERT_TRUE(kubectl({"patch", "ds", "ds", "-n", ns(), "-p",
+                       R"({"spec":{"template":{"spec":{"terminationGracePeriodSeconds":1}}}})"})
+                  .ok());
+  ASSERT_TRUE(waitFor([&] { return count() == 2; }, 30s)) << describe();
+  EXPECT_EQ(dsJson()["status"].value("collisionCount", 0), 1);
+  ASSERT_TRUE(kubectl({"delete", "controllerrevisions", "-n", ns(), "-l", newName + "=updated"}).ok());
+  ASSERT_TRUE(waitFor([&] { return count() == 1; }, 30s));
+  auto left = revisions();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].value("revision", 0), 3);
+  EXPECT_EQ(left[0]["metadata"]["name"], "ds-" + controllers::computeHash(typed.spec.template_, 1));
 }
 
 }  // namespace
