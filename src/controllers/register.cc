@@ -38,6 +38,7 @@
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/servicecidrs/servicecidrs_controller.h"
 #include "controllers/serviceaccounttoken/tokens_controller.h"
+#include "controllers/statefulset/stateful_set.h"
 #include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
 #include "controllers/ttlafterfinished/ttlafterfinished_controller.h"
@@ -212,6 +213,25 @@ Result<std::unique_ptr<Controller>> startDaemonSetController(ControllerContext& 
       ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Node>(), o);
   const int workers = ctx.options->daemonsetController.concurrentDaemonsetSyncs;
   return newControllerLoop(ctrl, [workers](auto& d, std::stop_token stop) { d.run(workers, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startStatefulSetController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("statefulset-controller");
+  if (!c.ok()) return c.status();
+  statefulset::StatefulSetControllerOptions o;
+  o.staleConsistency = ctx.featureGates->enabled("StaleControllerConsistencyStatefulSet");
+  o.maxUnavailable = ctx.featureGates->enabled("MaxUnavailableStatefulSet");
+  o.semanticRevisionComparison = ctx.featureGates->enabled("StatefulSetSemanticRevisionComparison");
+  if (ctx.featureGates->enabled("StatefulSetRecreateStrategy"))  // alpha, off by default at the pin
+    KLOG_WARNING("\"StatefulSetRecreateStrategy is enabled but not implemented: the Recreate strategy is refused\" "
+                 "controller=\"statefulset-controller\"");
+  auto ctrl = std::make_shared<statefulset::StatefulSetController>(
+      *c, ctx.newEventRecorder(*c, "statefulset-controller"), ctx.informerFactory->forType<api::apps::v1::StatefulSet>(),
+      ctx.informerFactory->forType<api::core::v1::Pod>(),
+      ctx.informerFactory->forType<api::core::v1::PersistentVolumeClaim>(),
+      ctx.informerFactory->forType<api::apps::v1::ControllerRevision>(), o);
+  const int workers = ctx.options->statefulsetController.concurrentStatefulsetSyncs;
+  return newControllerLoop(ctrl, [workers](auto& s, std::stop_token stop) { s.run(workers, stop); });
 }
 
 Result<std::unique_ptr<Controller>> startCronJobController(ControllerContext& ctx) {
@@ -417,6 +437,7 @@ Status registerControllerInitFuncs() {
   setInit("job-controller", startJobController);
   setInit("cronjob-controller", startCronJobController);
   setInit("daemonset-controller", startDaemonSetController);
+  setInit("statefulset-controller", startStatefulSetController);
   setInit("endpoints-controller", startEndpointsController);
   setInit("endpointslice-controller", startEndpointSliceController);
   setInit("endpointslice-mirroring-controller", startEndpointSliceMirroringController);

@@ -477,7 +477,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "disable-force-detach-on-timeout",
       "concurrent-device-taint-eviction-syncs",
       "concurrent-resourceclaim-syncs",
-      "concurrent-statefulset-syncs",
       "concurrent-ephemeralvolume-syncs",
       "concurrent-horizontal-pod-autoscaler-syncs",
       "horizontal-pod-autoscaler-cpu-initialization-period",

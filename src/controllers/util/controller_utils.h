@@ -125,6 +125,10 @@ class ControllerRefManager {
       : owner_(owner), apiVersion_(std::move(apiVersion)), kind_(std::move(kind)), selector_(std::move(selector)),
         canAdopt_(std::move(canAdopt)), patch_(std::move(patch)), finalizers_(std::move(finalizers)) {}
 
+  // An extra condition for matching besides the selector (upstream ClaimPods' filters, e.g. the StatefulSet's
+  // name prefix): owned objects failing it are released like those the selector stops matching.
+  void setFilter(std::function<bool(const T&)> f) { filter_ = std::move(f); }
+
   // Objects this owner keeps: already owned and matching, plus adopted orphans. Releases owned objects that no
   // longer match. Errors of single objects are collected; the claimed list comes with the first one.
   std::pair<std::vector<Ptr>, Status> claim(const std::vector<Ptr>& objects) {
@@ -135,7 +139,7 @@ class ControllerRefManager {
     };
     for (const auto& o : objects) {
       const auto& m = o->metadata;
-      const bool match = selector_(m.labels);
+      const bool match = selector_(m.labels) && (!filter_ || filter_(*o));
       if (const api::meta::v1::OwnerReference* ref = getControllerOf(m)) {
         if (ref->uid != owner_.uid) continue;  // someone else's
         if (match) {
@@ -165,6 +169,7 @@ class ControllerRefManager {
   std::function<Status()> canAdopt_;
   PatchFunc patch_;
   std::vector<std::string> finalizers_;
+  std::function<bool(const T&)> filter_;
   std::optional<Status> canAdoptResult_;
 };
 

@@ -13,6 +13,7 @@
 #include "controllers/daemon/daemon_controller.h"
 #include "controllers/util/pod_template_hash.h"
 #include "fake/fake_apiserver.h"
+#include "fake/store_sync.h"
 #include "informers/factory.h"
 
 namespace kcm::controllers::daemon {
@@ -86,12 +87,7 @@ class DaemonSetTest : public ::testing::Test {
   }
   template <class T>
   void reload(const std::string& ns) {
-    auto& store = factory.forType<T>().store();
-    for (const auto& o : store.list()) store.erase(informers::metaNamespaceKey(*o));
-    for (auto& o : server->list<T>(ns)) {
-      const std::string k = informers::metaNamespaceKey(o);
-      store.upsert(k, std::make_shared<const T>(std::move(o)));
-    }
+    testing::reloadStore<T>(*server, factory, ns);
   }
   // Pods through the handlers too (adds, updates, deletes), as the informer delivers them.
   void reloadPods() {
