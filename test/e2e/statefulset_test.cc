@@ -12,7 +12,9 @@ namespace {
 
 class StatefulSets : public SoloKcmSuite<StatefulSets> {
  public:
-  static constexpr const char* kControllers = "statefulset-controller,node-lifecycle-controller";
+  // garbage-collector: claims handed to a scaled-down pod (WhenScaled=Delete) go with it.
+  static constexpr const char* kControllers =
+      "statefulset-controller,node-lifecycle-controller,garbage-collector-controller";
   static constexpr const char* kLogName = "kcm-statefulset";
   static std::vector<std::string> extraFlags() { return {}; }
 
@@ -193,6 +195,58 @@ TEST_F(StatefulSets, AdoptsMatchingOrphansAndReleasesNonMatchingPods) {
   ASSERT_TRUE(waitFor([&] { return owner().empty(); }, 60s, 500ms)) << "released: " << owner();
   ASSERT_TRUE(kubectl({"label", "pod", "ss-0", "-n", ns(), "--overwrite", "app=ss"}).ok());
   EXPECT_TRUE(waitFor([&] { return owner() == "StatefulSet/ss"; }, 60s, 500ms)) << "adopted again: " << owner();
+}
+
+// "MinReadySeconds should be honored when enabled": ready pods count as available only after minReadySeconds.
+TEST_F(StatefulSets, MinReadySecondsDelaysAvailability) {
+  statefulSet(1, R"("minReadySeconds":8,)");
+  ASSERT_TRUE(waitFor([&] { return readyReplicas(1); }, 60s, 500ms)) << describe();
+  EXPECT_EQ(ssJson()["status"].value("availableReplicas", 0), 0) << describe();
+  EXPECT_TRUE(waitFor([&] { return ssJson()["status"].value("availableReplicas", 0) == 1; }, 30s, 500ms)) << describe();
+}
+
+// maxUnavailable (MaxUnavailableStatefulSet) with Parallel: a template whose pods never become ready (KWOK keeps
+// them Pending) replaces exactly maxUnavailable pods, from the top, and stops there.
+TEST_F(StatefulSets, MaxUnavailableBoundsTheRollingUpdate) {
+  statefulSet(4, R"("podManagementPolicy":"Parallel","updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":2}},)");
+  ASSERT_TRUE(waitFor([&] { return readyReplicas(4); }, 90s, 1s)) << describe();
+  const std::string first = ssJson()["status"].value("currentRevision", "");
+  ASSERT_TRUE(kubectl({"patch", "sts", "ss", "-n", ns(), "--type=merge", "-p",
+                       R"({"spec":{"template":{"metadata":{"annotations":{"kwok.kcm.test/behavior":"pending"}}}}})"})
+                  .ok());
+  auto updated = [&] {
+    std::vector<std::string> out;
+    for (const auto& n : {"ss-0", "ss-1", "ss-2", "ss-3"})
+      if (podRevision(n) != first) out.push_back(n);
+    return out;
+  };
+  ASSERT_TRUE(waitFor([&] { return updated() == std::vector<std::string>{"ss-2", "ss-3"}; }, 60s, 500ms)) << describe();
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(updated(), (std::vector<std::string>{"ss-2", "ss-3"})) << "two unavailable: no third pod replaced\n" << describe();
+}
+
+// persistentVolumeClaimRetentionPolicy WhenScaled=Delete: the claim of a removed ordinal is handed to its pod and
+// goes with it (garbage collector); the others stay.
+TEST_F(StatefulSets, ScaledDownClaimsAreDeletedWhenTheyShouldBe) {
+  apply(R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"ss"},"spec":{"replicas":2,)"
+        R"("podManagementPolicy":"Parallel","persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Retain","whenScaled":"Delete"},)"
+        R"("serviceName":"test","selector":{"matchLabels":{"app":"ss"}},"template":{"metadata":{"labels":{"app":"ss"}},)"
+        R"("spec":{"terminationGracePeriodSeconds":0,"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",)"
+        R"("volumeMounts":[{"name":"data","mountPath":"/data"}]}]}},)"
+        R"("volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],)"
+        R"("resources":{"requests":{"storage":"1Gi"}}}}]}})");
+  auto claimNames = [&] {
+    std::set<std::string> out;
+    for (const auto& c : kubectlJson({"get", "pvc", "-n", ns()}).value("items", Json::array()))
+      if (!c["metadata"].contains("deletionTimestamp")) out.insert(c["metadata"]["name"].get<std::string>());
+    return out;
+  };
+  ASSERT_TRUE(waitFor([&] { return claimNames() == std::set<std::string>{"data-ss-0", "data-ss-1"} && pods().size() == 2; },
+                      60s, 1s)) << describe();
+  ASSERT_TRUE(kubectl({"scale", "sts", "ss", "-n", ns(), "--replicas=1"}).ok());
+  EXPECT_TRUE(waitFor([&] { return claimNames() == std::set<std::string>{"data-ss-0"}; }, 90s, 1s))
+      << ::testing::PrintToString(claimNames()) << describe();
+  kubectl({"delete", "pvc", "--all", "-n", ns(), "--wait=false"});
 }
 
 }  // namespace
