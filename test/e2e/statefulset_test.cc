@@ -249,5 +249,38 @@ TEST_F(StatefulSets, ScaledDownClaimsAreDeletedWhenTheyShouldBe) {
   kubectl({"delete", "pvc", "--all", "-n", ns(), "--wait=false"});
 }
 
+// "should implement legacy replacement when the update strategy is OnDelete": a template change replaces no pod;
+// a pod deleted by hand comes back on the new revision.
+TEST_F(StatefulSets, OnDeleteReplacesOnlyDeletedPods) {
+  statefulSet(2, R"("updateStrategy":{"type":"OnDelete"},)");
+  ASSERT_TRUE(waitFor([&] { return readyReplicas(2); }, 60s, 1s)) << describe();
+  const std::string first = ssJson()["status"].value("currentRevision", "");
+  ASSERT_TRUE(kubectl({"set", "image", "sts/ss", "-n", ns(), "c=registry.k8s.io/pause:3.9"}).ok());
+  ASSERT_TRUE(waitFor([&] { return ssJson()["status"].value("updateRevision", "") != first; }, 30s)) << describe();
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(podRevision("ss-0"), first);
+  EXPECT_EQ(podRevision("ss-1"), first);
+  ASSERT_TRUE(kubectl({"delete", "pod", "ss-1", "-n", ns(), "--wait=false"}).ok());
+  const std::string second = ssJson()["status"].value("updateRevision", "");
+  EXPECT_TRUE(waitFor([&] { return podRevision("ss-1") == second && readyReplicas(2); }, 60s, 1s)) << describe();
+  EXPECT_EQ(podRevision("ss-0"), first);
+}
+
+// "Burst scaling should run to completion even with unhealthy pods": Parallel creates and deletes past a pod that
+// is not ready.
+TEST_F(StatefulSets, BurstScalingIgnoresUnhealthyPods) {
+  statefulSet(1, R"("podManagementPolicy":"Parallel",)");
+  ASSERT_TRUE(waitFor([&] { return readyReplicas(1); }, 60s, 1s)) << describe();
+  ASSERT_TRUE(kubectl({"patch", "pod", "ss-0", "-n", ns(), "--subresource=status", "--type=json", "-p",
+                       R"([{"op":"replace","path":"/status/conditions","value":[{"type":"Ready","status":"False"}]}])"})
+                  .ok());
+  ASSERT_TRUE(kubectl({"scale", "sts", "ss", "-n", ns(), "--replicas=3"}).ok());
+  ASSERT_TRUE(waitFor([&] {
+    return pods() == std::vector<std::string>{"ss-0:Running", "ss-1:Running:ready", "ss-2:Running:ready"};
+  }, 60s, 500ms)) << describe();
+  ASSERT_TRUE(kubectl({"scale", "sts", "ss", "-n", ns(), "--replicas=0"}).ok());
+  EXPECT_TRUE(waitFor([&] { return pods().empty(); }, 60s, 500ms)) << describe();
+}
+
 }  // namespace
 }  // namespace kcm::e2e
