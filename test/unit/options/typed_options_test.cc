@@ -145,7 +145,9 @@ TEST(TypedOptions, NotImplementedFlagsAreTheOnesNoCodeReads) {
   auto has = [&](const char* n) {
     return std::any_of(ni.begin(), ni.end(), [&](const char* x) { return std::string(x) == n; });
   };
-  EXPECT_TRUE(has("concurrent-statefulset-syncs"));
+  EXPECT_TRUE(has("concurrent-ephemeralvolume-syncs"));
+  EXPECT_FALSE(has("concurrent-statefulset-syncs"));
+  EXPECT_FALSE(has("concurrent-daemonset-syncs"));
   EXPECT_FALSE(has("concurrent-job-syncs"));
   EXPECT_FALSE(has("concurrent-cron-job-syncs"));
   EXPECT_TRUE(has("horizontal-pod-autoscaler-sync-period"));
