@@ -229,6 +229,9 @@ Status DaemonSetsController::constructHistory(const DaemonSet& ds, RevisionPtr& 
   if (!histories.ok()) return histories.status();
   std::vector<RevisionPtr> currentHistories;
   old.clear();
+  // The template's patch once per sync, not once per revision (upstream's Match re-encodes the set each time).
+  auto patch = getPatch(ds);
+  if (!patch.ok()) return patch.status();
   for (RevisionPtr h : *histories) {
     // Label by name rather than a fresh hash, so collisions need no care.
     if (!h->metadata.labels.count(kHashLabel)) {
@@ -238,9 +241,7 @@ Status DaemonSetsController::constructHistory(const DaemonSet& ds, RevisionPtr& 
       if (!r.ok()) return r.status();
       h = std::make_shared<const ControllerRevision>(std::move(r).value());
     }
-    auto found = match(ds, *h);
-    if (!found.ok()) return found.status();
-    (*found ? currentHistories : old).push_back(h);
+    (h->data.json == *patch ? currentHistories : old).push_back(h);
   }
   const int64_t currRevision = history::maxRevision(old) + 1;
   if (currentHistories.empty()) {
