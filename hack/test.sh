@@ -46,7 +46,8 @@ read -r e2e_pass e2e_fail < <(counts "${OUTPUT_DIR}/e2e-results.json")
 log "differential scenarios beside upstream"
 diff_pass=0 diff_fail=0
 for s in --self-test namespace-basics replication-adoption gc-propagation csr-signing endpoints-basics endpointslice-basics \
-  mirroring-servicecidr topology-hints disruption-basics ttl-after-finished job-basics cronjob-basics daemonset-basics statefulset-basics; do
+  mirroring-servicecidr topology-hints disruption-basics ttl-after-finished job-basics cronjob-basics daemonset-basics statefulset-basics \
+  resourcequota-basics; do
   if bash hack/diff-upstream.sh "$s"; then diff_pass=$(( diff_pass + 1 )); else diff_fail=$(( diff_fail + 1 )); fi
 done
 

@@ -5,6 +5,7 @@
 #   test/unit/controllers/testdata/pod_template_hash/golden.json  (upstream controller.ComputeHash of cases.json)
 #   test/unit/controllers/testdata/endpoints/repack_golden.json   (upstream endpoints.RepackSubsets of repack_cases.json)
 #   test/unit/controllers/testdata/revisions/golden.json      (DaemonSet revision data and hashes of cases.json)
+#   test/unit/controllers/testdata/quota/golden.json          (quota evaluator usage and quantity sums of cases.json)
 # The golden values are computed with TZ=UTC: a non-zero metav1.Time in a template prints time.Local, which
 # depends on the zone of the process (see src/controllers/util/pod_template_hash.h).
 . "$(dirname "$0")/lib.sh"
@@ -25,4 +26,6 @@ go run . repack -in "${REPO_ROOT}/test/unit/controllers/testdata/endpoints/repac
   -out "${REPO_ROOT}/test/unit/controllers/testdata/endpoints/repack_golden.json"
 go run . revisions -in "${REPO_ROOT}/test/unit/controllers/testdata/revisions/cases.json" \
   -out "${REPO_ROOT}/test/unit/controllers/testdata/revisions/golden.json"
+go run . quota -in "${REPO_ROOT}/test/unit/controllers/testdata/quota/cases.json" \
+  -out "${REPO_ROOT}/test/unit/controllers/testdata/quota/golden.json"
 log "pod-template-hash: regenerated printer and golden values"

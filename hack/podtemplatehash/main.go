@@ -54,6 +54,8 @@ func main() {
 		err = runRepack(os.Args[2:])
 	case "revisions":
 		err = runRevisions(os.Args[2:])
+	case "quota":
+		err = runQuota(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

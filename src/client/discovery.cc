@@ -253,4 +253,14 @@ bool DiscoveryClient::usedAggregatedDiscovery() const {
   return aggregated_;
 }
 
+std::string printResourceDiff(const std::set<std::string>& oldResources, const std::set<std::string>& newResources) {
+  auto only = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+    std::string out;
+    for (const auto& x : a)
+      if (!b.count(x)) out += (out.empty() ? "" : " ") + x;
+    return "[" + out + "]";
+  };
+  return "added: " + only(newResources, oldResources) + ", removed: " + only(oldResources, newResources);
+}
+
 }  // namespace kcm::client

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct DiscoveryResult {
   // (sorted); OK when nothing failed. The code is Unavailable.
   Status groupDiscoveryError() const;
 };
+
+// The garbage collector's and quota controller's printDiff of two discovered resource sets:
+// "added: [a b], removed: [c]".
+std::string printResourceDiff(const std::set<std::string>& oldResources, const std::set<std::string>& newResources);
 
 class DiscoveryClient {
  public:

@@ -34,6 +34,7 @@
 #include "controllers/podgc/gc_controller.h"
 #include "controllers/registry.h"
 #include "controllers/replicaset/replica_set.h"
+#include "controllers/resourcequota/register_resourcequota.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/servicecidrs/servicecidrs_controller.h"
@@ -447,6 +448,7 @@ Status registerControllerInitFuncs() {
   setInit("bootstrap-signer-controller", startBootstrapSignerController);
   setInit("token-cleaner-controller", startTokenCleanerController);
   registerCertificatesInitFuncs(setInit, rootCA);
+  registerResourceQuotaInitFunc(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

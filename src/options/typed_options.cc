@@ -494,8 +494,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "pv-recycler-pod-template-filepath-nfs",
       "pv-recycler-timeout-increment-hostpath",
       "pvclaimbinder-sync-period",
-      "concurrent-resource-quota-syncs",
-      "resource-quota-sync-period",
       "concurrent-validating-admission-policy-status-syncs",
       "allow-metric-labels",
       "allow-metric-labels-manifest",

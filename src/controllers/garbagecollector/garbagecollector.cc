@@ -22,16 +22,6 @@ std::string gvrKey(const client::APIResourceInfo& r) {
   return client::GroupVersionResource{r.group, r.version, r.resource}.toString();
 }
 
-// upstream printDiff: "added: [...], removed: [...]".
-std::string printDiff(const std::set<std::string>& oldResources, const std::set<std::string>& newResources) {
-  auto list = [](const std::set<std::string>& a, const std::set<std::string>& b) {
-    std::string out;
-    for (const auto& x : a)
-      if (!b.count(x)) out += (out.empty() ? "" : " ") + x;
-    return "[" + out + "]";
-  };
-  return "added: " + list(newResources, oldResources) + ", removed: " + list(oldResources, newResources);
-}
 
 std::pair<std::string, std::string> splitAPIVersion(const std::string& apiVersion) {
   auto slash = apiVersion.find('/');
@@ -159,7 +149,7 @@ Status GarbageCollector::resyncMonitors() {
     return err;
   }
   KLOG_V(2, "\"syncing garbage collector with updated resources from discovery\" diff=\"" +
-                printDiff(oldResources_, newResources) + "\"");
+                client::printResourceDiff(oldResources_, newResources) + "\"");
   resyncMonitors(resources);
   oldResources_ = std::move(newResources);
   awaitingSync_ = true;

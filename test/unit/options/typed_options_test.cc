@@ -148,6 +148,8 @@ TEST(TypedOptions, NotImplementedFlagsAreTheOnesNoCodeReads) {
   EXPECT_TRUE(has("concurrent-ephemeralvolume-syncs"));
   EXPECT_FALSE(has("concurrent-statefulset-syncs"));
   EXPECT_FALSE(has("concurrent-daemonset-syncs"));
+  EXPECT_FALSE(has("concurrent-resource-quota-syncs"));
+  EXPECT_FALSE(has("resource-quota-sync-period"));
   EXPECT_FALSE(has("concurrent-job-syncs"));
   EXPECT_FALSE(has("concurrent-cron-job-syncs"));
   EXPECT_TRUE(has("horizontal-pod-autoscaler-sync-period"));
