@@ -10,7 +10,6 @@ using api::core::v1::ContainerStatus;
 using api::core::v1::PersistentVolumeClaim;
 using api::core::v1::Pod;
 using api::core::v1::Service;
-using api::resource::v1::ResourceClaim;
 
 namespace {
 
@@ -19,14 +18,11 @@ constexpr const char* kHugePagesPrefix = "hugepages-";
 constexpr const char* kRequestsHugePagesPrefix = "requests.hugepages-";
 constexpr const char* kDeviceClassPrefix = "deviceclass.resource.kubernetes.io/";
 constexpr const char* kImplicitExtendedClaimsPerClass = "requests.deviceclass.resource.kubernetes.io/";
-constexpr const char* kClaimsPerClass = ".deviceclass.resource.k8s.io/devices";
 constexpr const char* kStorageClassSuffix = ".storageclass.storage.k8s.io/";
-constexpr int64_t kAllocationResultsMaxSize = 32;
 
 bool hasPrefix(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-bool hasSuffix(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
+
+}  // namespace
 
 // --- resource names (pkg/apis/core/v1/helper) ---
 
@@ -83,6 +79,12 @@ bool isExtendedResourceNameForQuota(const std::string& name) {
   const bool implicitExtended = hasPrefix(name, kImplicitExtendedClaimsPerClass);
   return (nonNative || implicitExtended) && hasPrefix(name, kRequestsPrefix);
 }
+
+bool hasSuffix(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+namespace {
 
 // --- pod resources (k8s.io/component-helpers/resource) ---
 
@@ -325,11 +327,12 @@ class PersistentVolumeClaimEvaluator final : public Evaluator {
   explicit PersistentVolumeClaimEvaluator(ListFuncByNamespace<PersistentVolumeClaim> list) : list_(std::move(list)) {}
   std::string groupResource() const override { return "persistentvolumeclaims"; }
   std::vector<ResourceName> matchingResources(const std::vector<ResourceName>& input) const override {
+    static const std::string byClassCount = ".storageclass.storage.k8s.io/persistentvolumeclaims",
+                             byClassStorage = ".storageclass.storage.k8s.io/requests.storage";
     std::vector<ResourceName> out;
     for (const auto& r : input) {
       if (r == "count/persistentvolumeclaims" || r == "persistentvolumeclaims" || r == "requests.storage" ||
-          hasSuffix(r, std::string(kStorageClassSuffix) + "persistentvolumeclaims") ||
-          hasSuffix(r, std::string(kStorageClassSuffix) + "requests.storage"))
+          hasSuffix(r, byClassCount) || hasSuffix(r, byClassStorage))
         out.push_back(r);
     }
     return out;
@@ -343,31 +346,6 @@ class PersistentVolumeClaimEvaluator final : public Evaluator {
   ListFuncByNamespace<PersistentVolumeClaim> list_;
 };
 
-class ResourceClaimEvaluator final : public Evaluator {
- public:
-  explicit ResourceClaimEvaluator(ListFuncByNamespace<ResourceClaim> list) : list_(std::move(list)) {}
-  std::string groupResource() const override { return "resourceclaims.resource.k8s.io"; }
-  std::vector<ResourceName> matchingResources(const std::vector<ResourceName>& input) const override {
-    std::vector<ResourceName> out;
-    for (const auto& r : input)
-      if (r == "count/resourceclaims.resource.k8s.io" || hasSuffix(r, kClaimsPerClass)) out.push_back(r);
-    return out;
-  }
-  Result<ResourceList> usageStats(const UsageStatsOptions& o) const override {
-    return calculateUsageStats<ResourceClaim>(
-        o, list_, matchesNoScope<ResourceClaim>,
-        [](const ResourceClaim& c) -> Result<ResourceList> { return resourceClaimUsage(c); });
-  }
-
- private:
-  ListFuncByNamespace<ResourceClaim> list_;
-};
-
-int64_t requestedDevices(const std::string& mode, int64_t count) {
-  if (mode == "ExactCount") return count;
-  if (mode == "All") return kAllocationResultsMaxSize;
-  return 0;
-}
 
 }  // namespace
 
@@ -524,45 +502,6 @@ std::shared_ptr<Evaluator> newPersistentVolumeClaimEvaluator(ListFuncByNamespace
   return std::make_shared<PersistentVolumeClaimEvaluator>(std::move(list));
 }
 
-ResourceList resourceClaimUsage(const ResourceClaim& claim) {
-  ResourceList r{{"count/resourceclaims.resource.k8s.io", Amount::ofInt(1)}};
-  auto addDevices = [&](const std::string& key, const Amount& n) {
-    auto [it, inserted] = r.emplace(key, Amount());
-    it->second.add(n);
-  };
-  for (const auto& req : claim.spec.devices.requests) {
-    if (!req.firstAvailable.empty()) {
-      // The most any alternative could take, per DeviceClass.
-      std::map<std::string, Amount> most;
-      for (const auto& sub : req.firstAvailable) {
-        const std::string key = sub.deviceClassName + kClaimsPerClass;
-        Amount q = Amount::ofInt(requestedDevices(sub.allocationMode, sub.count));
-        auto [it, inserted] = most.emplace(key, Amount());
-        if (q.cmp(it->second) > 0) it->second = q;
-      }
-      for (const auto& [key, q] : most) addDevices(key, q);
-    } else if (req.exactly) {
-      addDevices(req.exactly->deviceClassName + kClaimsPerClass,
-                 Amount::ofInt(requestedDevices(req.exactly->allocationMode, req.exactly->count)));
-    }
-  }
-  // DRAExtendedResource (locked on): each class's devices also count as its implicit extended resource, less
-  // what the owning pod already counts (claims not created for a pod's extended resources: nothing). The
-  // DeviceClass's own extendedResourceName is not mapped here (a logged gap of ours): quotas on
-  // "requests.<extended resource>" count pods' requests only.
-  ResourceList implicit;
-  for (const auto& [k, v] : r) {
-    if (!hasSuffix(k, kClaimsPerClass)) continue;
-    const std::string cls = k.substr(0, k.size() - std::string(kClaimsPerClass).size());
-    if (!cls.empty() && v.cmp(Amount::zero()) > 0) implicit[kImplicitExtendedClaimsPerClass + cls] = v;
-  }
-  for (auto& [k, v] : implicit) r[k] = v;
-  return r;
-}
-
-std::shared_ptr<Evaluator> newResourceClaimEvaluator(ListFuncByNamespace<ResourceClaim> list) {
-  return std::make_shared<ResourceClaimEvaluator>(std::move(list));
-}
 
 bool podUpdateChangesQuota(const Pod& oldPod, const Pod& newPod, std::chrono::system_clock::time_point now) {
   // InPlacePodVerticalScaling (locked on): a container's actual resources changed.

@@ -2,7 +2,7 @@
 // The evaluators with special logic (pkg/quota/v1/evaluator/core): pods (compute requests and limits, hugepages,
 // extended resources; scopes Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass,
 // CrossNamespacePodAffinity), services (count, load balancers, node ports), persistentvolumeclaims (count and
-// storage, per StorageClass; scope VolumeAttributesClass) and resourceclaims (count, devices per DeviceClass).
+// storage, per StorageClass; scope VolumeAttributesClass). ResourceClaims: quota/resource_claims.h.
 // Also the quota controller's informer update filter (install.DefaultUpdateFilter) and the resources quota
 // ignores (install.DefaultIgnoredResources).
 #include <atomic>
@@ -12,7 +12,6 @@
 #include <string>
 
 #include "api/gen/core_v1.h"
-#include "api/gen/resource_v1.h"
 #include "base/clock.h"
 #include "client/typed_client.h"
 #include "informers/shared_informer.h"
@@ -47,6 +46,10 @@ bool usesCrossNamespacePodAffinity(const api::core::v1::Pod& pod);
 ResourceList podRequests(const api::core::v1::Pod& pod);
 ResourceList podLimits(const api::core::v1::Pod& pod);
 ResourceList podUsage(const api::core::v1::Pod& pod, std::chrono::system_clock::time_point now);
+// Resource names (pkg/apis/core/v1/helper, scheduler util): native (no domain, or kubernetes.io/), extended.
+bool isNativeResource(const std::string& name);
+bool isExtendedResourceNameForQuota(const std::string& name);
+bool hasSuffix(const std::string& s, const std::string& suffix);
 Result<bool> podMatchesScope(const ScopedResourceSelectorRequirement& req, const api::core::v1::Pod& pod);
 std::shared_ptr<Evaluator> newPodEvaluator(ListFuncByNamespace<api::core::v1::Pod> list, Clock& clock = RealClock::get());
 
@@ -59,10 +62,6 @@ std::shared_ptr<Evaluator> newServiceEvaluator(ListFuncByNamespace<api::core::v1
 ResourceList pvcUsage(const api::core::v1::PersistentVolumeClaim& pvc);
 std::set<std::string> referencedVolumeAttributesClassNames(const api::core::v1::PersistentVolumeClaim& pvc);
 std::shared_ptr<Evaluator> newPersistentVolumeClaimEvaluator(ListFuncByNamespace<api::core::v1::PersistentVolumeClaim> list);
-
-// ResourceClaims (resource.k8s.io/v1).
-ResourceList resourceClaimUsage(const api::resource::v1::ResourceClaim& claim);
-std::shared_ptr<Evaluator> newResourceClaimEvaluator(ListFuncByNamespace<api::resource::v1::ResourceClaim> list);
 
 // install.DefaultUpdateFilter: which updates may change usage, so the quota is recalculated at once.
 bool podUpdateChangesQuota(const api::core::v1::Pod& oldPod, const api::core::v1::Pod& newPod, std::chrono::system_clock::time_point now);

@@ -231,6 +231,28 @@ TEST_F(ResourceQuotas, CapturesTheLifeOfACustomResource) {
   EXPECT_TRUE(waitUsed("test-quota", {{countName, "0"}})) << describeQuota("test-quota");
 }
 
+// "should create a ResourceQuota and capture the life of a ResourceClaim" (DRA, on at the pin): the claim's count
+// and its devices per DeviceClass; no driver is needed, the claim only exists.
+TEST_F(ResourceQuotas, CapturesTheLifeOfAResourceClaim) {
+  quota("test-quota", R"({"count/resourceclaims.resource.k8s.io":"1","gold.deviceclass.resource.k8s.io/devices":"1","resourcequotas":"1"})");
+  ASSERT_TRUE(waitUsed("test-quota", {{"resourcequotas", "1"}, {"count/resourceclaims.resource.k8s.io", "0"},
+                                      {"gold.deviceclass.resource.k8s.io/devices", "0"}}))
+      << describeQuota("test-quota");
+  auto claim = [](const std::string& name) {
+    return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":")" + name +
+           R"("},"spec":{"devices":{"requests":[{"name":"req-0","exactly":{"deviceClassName":"gold"}}]}}})";
+  };
+  ASSERT_TRUE(create(claim("test-claim")));
+  ASSERT_TRUE(waitUsed("test-quota", {{"count/resourceclaims.resource.k8s.io", "1"},
+                                      {"gold.deviceclass.resource.k8s.io/devices", "1"}}))
+      << describeQuota("test-quota");
+  EXPECT_FALSE(create(claim("test-claim-2")));
+  ASSERT_TRUE(kubectl({"delete", "resourceclaim", "test-claim", "-n", ns()}).ok());
+  EXPECT_TRUE(waitUsed("test-quota", {{"count/resourceclaims.resource.k8s.io", "0"},
+                                      {"gold.deviceclass.resource.k8s.io/devices", "0"}}))
+      << describeQuota("test-quota");
+}
+
 // "should verify ResourceQuota with terminating scopes"
 TEST_F(ResourceQuotas, TerminatingScopes) {
   const std::string hard = R"({"pods":"5","requests.cpu":"1","requests.memory":"500Mi","limits.cpu":"2","limits.memory":"1Gi"})";

@@ -6,13 +6,14 @@
 #include "controllers/controller.h"
 #include "controllers/resourcequota/resource_quota_controller.h"
 #include "quota/core_evaluators.h"
+#include "quota/resource_claims.h"
 
 namespace kcm::controllers {
 namespace {
 
 // upstream quota/v1/evaluator/core.NewEvaluators: the evaluators with special logic, reading the shared
-// informers. resourceclaims only where the apiserver serves resource.k8s.io/v1 (elsewhere upstream's lister
-// would never sync; ours says so at once).
+// informers. resourceclaims (with the DeviceClass and pod caches DRAExtendedResource needs) only where the apiserver
+// serves resource.k8s.io/v1 (elsewhere upstream's lister would never sync; ours says so at once).
 std::shared_ptr<quota::Registry> newCoreRegistry(informers::SharedInformerFactory& f, client::DiscoveryClient& d) {
   using namespace api;
   auto reg = std::make_shared<quota::Registry>();
@@ -26,7 +27,10 @@ std::shared_ptr<quota::Registry> newCoreRegistry(informers::SharedInformerFactor
       if (r.group == "resource.k8s.io" && r.version == "v1" && r.resource == "resourceclaims") claimsServed = true;
   const std::string claimsGVR = "resource.k8s.io/v1, Resource=resourceclaims";
   if (claimsServed) {
-    reg->add(quota::newResourceClaimEvaluator(quota::cacheListFunc(f.forType<resource::v1::ResourceClaim>(), claimsGVR)));
+    auto& claims = f.forType<resource::v1::ResourceClaim>();
+    reg->add(quota::newResourceClaimEvaluator(quota::cacheListFunc(claims, claimsGVR),
+                                              quota::deviceClassLookup(f.forType<resource::v1::DeviceClass>()),
+                                              quota::verifiedPodUsageFunc(f.forType<core::v1::Pod>(), claims)));
   } else {
     reg->add(quota::newResourceClaimEvaluator(
         [claimsGVR](const std::string&) -> Result<std::vector<std::shared_ptr<const resource::v1::ResourceClaim>>> {

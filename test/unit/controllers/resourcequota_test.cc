@@ -16,6 +16,7 @@
 #include "fake/fake_apiserver.h"
 #include "informers/factory.h"
 #include "quota/core_evaluators.h"
+#include "quota/resource_claims.h"
 
 namespace kcm::controllers::resourcequota {
 
@@ -123,6 +124,96 @@ TEST(QuotaEvaluators, PodScopes) {
   p.spec.affinity->podAntiAffinity.emplace();
   p.spec.affinity->podAntiAffinity->requiredDuringSchedulingIgnoredDuringExecution.emplace_back().namespaces = {"other"};
   EXPECT_TRUE(*quota::podMatchesScope(cross, p));
+}
+
+// DRAExtendedResource: a claim's devices count as the class's extended resource too, less what its pod counts.
+TEST(QuotaEvaluators, ResourceClaimsAsExtendedResources) {
+  api::resource::v1::ResourceClaim claim;
+  auto& r = claim.spec.devices.requests.emplace_back();
+  r.exactly.emplace();
+  r.exactly->deviceClassName = "gpu";
+  r.exactly->allocationMode = "ExactCount";
+  r.exactly->count = 2;
+  quota::DeviceClassLookup classes;
+  classes.extendedResource = [](const std::string& c) { return c == "gpu" ? std::string("example.com/gpu") : ""; };
+  classes.hasDeviceClass = [](const std::string& n) { return n == "example.com/gpu"; };
+  EXPECT_EQ(strings(quota::resourceClaimUsage(claim, &classes)),
+            (std::map<std::string, std::string>{{"count/resourceclaims.resource.k8s.io", "1"},
+                                                {"gpu.deviceclass.resource.k8s.io/devices", "2"},
+                                                {"requests.deviceclass.resource.kubernetes.io/gpu", "2"},
+                                                {"requests.example.com/gpu", "2"}}));
+  // The pod the claim was made for already counts its extended resource request.
+  quota::ResourceList pod{{"requests.example.com/gpu", quota::Amount::ofInt(2)}};
+  EXPECT_EQ(strings(quota::resourceClaimUsage(claim, &classes, &pod)).count("requests.example.com/gpu"), 0u);
+  auto e = quota::newResourceClaimEvaluator(
+      [](const std::string&) -> Result<std::vector<std::shared_ptr<const api::resource::v1::ResourceClaim>>> {
+        return std::vector<std::shared_ptr<const api::resource::v1::ResourceClaim>>{};
+      },
+      classes);
+  EXPECT_EQ(e->matchingResources({"requests.deviceclass.resource.kubernetes.io/gpu",
+                                  "requests.deviceclass.resource.kubernetes.io/fpga", "requests.example.com/gpu",
+                                  "requests.example.com/other", "gpu.deviceclass.resource.k8s.io/devices", "pods"}),
+            (std::vector<std::string>{"requests.deviceclass.resource.kubernetes.io/gpu", "requests.example.com/gpu",
+                                      "gpu.deviceclass.resource.k8s.io/devices"}));
+}
+
+// upstream DefaultUpdateFilter: which updates are worth a recalculation.
+TEST(QuotaEvaluators, UpdateFilter) {
+  const auto now = std::chrono::system_clock::now();
+  Pod running;
+  running.status.phase = "Running";
+  auto& cs = running.status.containerStatuses.emplace_back();
+  cs.name = "c";
+  Pod same = running;
+  EXPECT_FALSE(quota::podUpdateChangesQuota(running, same, now));
+  Pod failed = running;
+  failed.status.phase = "Failed";
+  EXPECT_TRUE(quota::podUpdateChangesQuota(running, failed, now));
+  EXPECT_FALSE(quota::podUpdateChangesQuota(failed, running, now));  // only turning terminal counts
+  Pod deadline = running;
+  deadline.spec.activeDeadlineSeconds = 10;
+  EXPECT_TRUE(quota::podUpdateChangesQuota(running, deadline, now));
+  Pod resized = running;
+  resized.status.containerStatuses[0].resources.emplace().requests["cpu"] = *api::Quantity::parse("2");
+  EXPECT_TRUE(quota::podUpdateChangesQuota(running, resized, now));
+  Service a, b;
+  a.spec.type = "ClusterIP";
+  b.spec.type = "ExternalName";
+  EXPECT_FALSE(quota::serviceUpdateChangesQuota(a, b));  // neither counts as a NodePort or LoadBalancer
+  b.spec.type = "NodePort";
+  EXPECT_TRUE(quota::serviceUpdateChangesQuota(a, b));
+  EXPECT_TRUE(quota::pvcUpdateChangesQuota(PersistentVolumeClaim{}, PersistentVolumeClaim{}));
+}
+
+// The VolumeAttributesClass scope: any class the claim names, has, or is being modified to.
+TEST(QuotaEvaluators, VolumeAttributesClassScope) {
+  quota::Registry reg;
+  std::vector<std::shared_ptr<const PersistentVolumeClaim>> pvcs;
+  auto add = [&](std::optional<std::string> spec, std::optional<std::string> current, const std::string& target) {
+    PersistentVolumeClaim p;
+    p.spec.volumeAttributesClassName = spec;
+    p.status.currentVolumeAttributesClassName = current;
+    if (!target.empty()) p.status.modifyVolumeStatus.emplace().targetVolumeAttributesClassName = target;
+    p.spec.resources.requests["storage"] = *api::Quantity::parse("1Gi");
+    pvcs.push_back(std::make_shared<const PersistentVolumeClaim>(p));
+  };
+  add("gold", std::nullopt, "");
+  add(std::nullopt, "gold", "");
+  add("silver", "silver", "gold");
+  add(std::nullopt, std::nullopt, "");
+  reg.add(quota::newPersistentVolumeClaimEvaluator(
+      [&](const std::string&) -> Result<std::vector<std::shared_ptr<const PersistentVolumeClaim>>> { return pvcs; }));
+  quota::ResourceList hard{{"persistentvolumeclaims", quota::Amount::ofInt(10)}, {"requests.storage", quota::Amount::ofInt(100)}};
+  api::core::v1::ScopeSelector in;
+  in.matchExpressions.push_back(req("In", "VolumeAttributesClass", {"gold"}));
+  EXPECT_EQ(strings(quota::calculateUsage("ns", {}, hard, reg, &in).used),
+            (std::map<std::string, std::string>{{"persistentvolumeclaims", "3"}, {"requests.storage", "3Gi"}}));
+  api::core::v1::ScopeSelector exists;
+  exists.matchExpressions.push_back(req("Exists", "VolumeAttributesClass", {}));
+  EXPECT_EQ(strings(quota::calculateUsage("ns", {}, hard, reg, &exists).used).at("persistentvolumeclaims"), "3");
+  api::core::v1::ScopeSelector notIn;
+  notIn.matchExpressions.push_back(req("NotIn", "VolumeAttributesClass", {"gold"}));
+  EXPECT_EQ(strings(quota::calculateUsage("ns", {}, hard, reg, &notIn).used).at("persistentvolumeclaims"), "2");
 }
 
 TEST(QuotaEvaluators, CalculateUsageMasksToHardAndDropsFailingEvaluators) {
