@@ -14,7 +14,8 @@ grep -qE "go.etcd.io/etcd/server/v3 ${ETCD_VERSION}( |\$)" etcd/go.mod \
 grep -qE "sigs.k8s.io/kwok ${KWOK_VERSION}( |\$)" kwok/go.mod \
   || die "test/cluster/kwok/go.mod does not pin ${KWOK_VERSION}; run hack/pin-control-plane.sh"
 
-stamp_want=$(cat versions.env */go.mod */go.sum "${REPO_ROOT}/hack/build-control-plane.sh" | sha256sum | cut -d' ' -f1)
+stamp_want=$(cat versions.env */go.mod */go.sum k8s/metricsapi/*.go "${REPO_ROOT}/hack/build-control-plane.sh" |
+  sha256sum | cut -d' ' -f1)
 stamp_file="${CONTROL_PLANE_DIR}/.stamp"
 if [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp_want" ]; then
   echo "${CONTROL_PLANE_BIN}"
@@ -48,6 +49,8 @@ for c in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
   log "building ${c} ${KUBERNETES_VERSION}"
   (cd k8s && go build -trimpath -ldflags "${LD}" -o "${CONTROL_PLANE_BIN}/${c}" "k8s.io/kubernetes/cmd/${c}")
 done
+log "building metrics-api (test/cluster/k8s/metricsapi)"
+(cd k8s && go build -trimpath -ldflags "-s -w" -o "${CONTROL_PLANE_BIN}/metrics-api" ./metricsapi)
 echo "$stamp_want" > "$stamp_file"
 log "control plane built in $(( $(date +%s) - start )) s into ${CONTROL_PLANE_BIN}"
 echo "${CONTROL_PLANE_BIN}"

@@ -7,6 +7,9 @@
 #   hack/cluster.sh down NAME   stop every process this cluster started (tracked PIDs only) and remove its folder
 #   hack/cluster.sh stop|start|restart NAME COMPONENT   stop and/or start one component (e2e: apiserver outages)
 # Clusters live in ${KCM_CLUSTERS_DIR:-_output/clusters}/NAME; several can run side by side (free ports each).
+# METRICS_API=1 (with `up`) also starts test/cluster/k8s/metricsapi, an aggregated API server for metrics.k8s.io/v1beta1
+# and custom.metrics.k8s.io/v1beta2 registered through APIServices; tests set the metrics it serves by writing the
+# JSON file METRICS_VALUES (printed by `env`; format in metricsapi/main.go).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
 . "$(dirname "$0")/lib.sh"
 
@@ -247,8 +250,34 @@ status:
     die "KWOK nodes did not become Ready (log: ${D}/logs/kwok.log)"
   fi
   alive kube-scheduler || die "kube-scheduler exited (log: ${D}/logs/kube-scheduler.log)"
+  [ "${METRICS_API:-0}" = 1 ] && start_metrics_api "${bin}"
   UP_OK=1
   log "cluster ${name} is up: ${D} (apiserver https://127.0.0.1:${APISERVER_PORT}); eval \"\$($0 env ${name})\""
+}
+
+# start_metrics_api BIN: the metrics APIs, reached by the aggregator through an ExternalName Service (localhost).
+start_metrics_api() {
+  local bin="$1" port
+  port=$(free_ports 1)
+  echo '{}' > "${D}/metrics-values.json"
+  echo "METRICS_VALUES=${D}/metrics-values.json" >> "${D}/cluster.env"
+  log "cluster ${name}: metrics APIs on https://127.0.0.1:${port}"
+  start metrics-api "${bin}/metrics-api" --kubeconfig="${D}/admin.conf" --port="${port}" \
+    --values="${D}/metrics-values.json"
+  wait_http metrics-api "https://127.0.0.1:${port}/healthz" 30 '^ok$' -k
+  local svc='{"apiVersion":"v1","kind":"Service","metadata":{"name":"e2e-metrics-api","namespace":"kube-system"},
+    "spec":{"type":"ExternalName","externalName":"localhost"}}' apis="" gv
+  for gv in metrics.k8s.io/v1beta1 custom.metrics.k8s.io/v1beta2; do
+    apis+='{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"'"${gv#*/}.${gv%/*}"'"},
+      "spec":{"group":"'"${gv%/*}"'","version":"'"${gv#*/}"'","insecureSkipTLSVerify":true,"groupPriorityMinimum":100,
+      "versionPriority":100,"service":{"namespace":"kube-system","name":"e2e-metrics-api","port":'"${port}"'}}}
+'
+  done
+  "${bin}/kubectl" --kubeconfig="${D}/admin.conf" apply -f - <<<"${svc}
+${apis}" >/dev/null
+  "${bin}/kubectl" --kubeconfig="${D}/admin.conf" wait --for=condition=Available --timeout=60s \
+    apiservice/v1beta1.metrics.k8s.io apiservice/v1beta2.custom.metrics.k8s.io >/dev/null ||
+    die "metrics APIServices not Available (log: ${D}/logs/metrics-api.log)"
 }
 
 # ---------------------------------------------------------------------------------------------- down
@@ -311,6 +340,7 @@ env_() {
   echo "export KCM_PORT='${KCM_PORT}'"
   echo "export CONTROL_PLANE_BIN='${CONTROL_PLANE_BIN}'"
   echo "export KCM_REPO_ROOT='${REPO_ROOT}'"
+  [ -n "${METRICS_VALUES:-}" ] && echo "export METRICS_VALUES='${METRICS_VALUES}'"
   echo "export PATH='${CONTROL_PLANE_BIN}':\"\$PATH\""
 }
 

@@ -1,5 +1,8 @@
 // The local control plane itself (hack/cluster.sh): apiserver ready, namespaces, KWOK nodes and pods.
 // These hold before any controller of ours runs, and fail if KWOK is not running.
+#include <cstdlib>
+#include <fstream>
+
 #include "framework/framework.h"
 
 namespace kcm::e2e {
@@ -57,6 +60,40 @@ TEST_F(ControlPlane, PodPinnedToKwokNodeBecomesRunningAndReadyWithPodIP) {
   ASSERT_TRUE(ok) << "pod did not become Running/Ready with an IP (is kwok running?): " << pod.dump();
   EXPECT_EQ(pod["spec"]["nodeName"], "kwok-node-0");
   EXPECT_FALSE(pod["status"]["podIPs"].empty());
+}
+
+// The metrics APIs of the test cluster (hack/cluster.sh METRICS_API=1, test/cluster/k8s/metricsapi) answer through
+// the apiserver's aggregator with the values a test writes: pod resource metrics selected by label, custom
+// per-pod metrics, and no entry for a pod without values.
+TEST_F(ControlPlane, MetricsAPIsServeTheValuesTestsSet) {
+  const char* values = std::getenv("METRICS_VALUES");
+  ASSERT_NE(values, nullptr) << "the e2e cluster runs with METRICS_API=1 (test/e2e/run.sh)";
+  apply(R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}})");  // no kcm here
+  apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"busy","labels":{"app":"m"}},"spec":{"nodeName":"kwok-node-0","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})");
+  apply(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"quiet","labels":{"app":"m"}},"spec":{"nodeName":"kwok-node-0","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})");
+  {
+    std::ofstream f(values);
+    f << R"({"pods":{")" << ns() << R"(/busy":{"c":{"cpu":"250m","memory":"64Mi"}}},"custom":{")" << ns()
+      << R"(/busy":{"requests_per_second":"12"}}})";
+  }
+  Json list;
+  ASSERT_TRUE(waitFor([&] {
+    ExecResult r = kubectl({"get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespaces/" + ns() + "/pods?labelSelector=app%3Dm"});
+    if (!r.ok()) return false;
+    list = Json::parse(r.out);
+    return list.value("items", Json::array()).size() == 1;
+  }, 30s)) << list.dump();
+  EXPECT_EQ(list["kind"], "PodMetricsList");
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "busy");
+  EXPECT_EQ(list["items"][0]["containers"][0]["usage"]["cpu"], "250m");
+  ExecResult custom = kubectl({"get", "--raw", "/apis/custom.metrics.k8s.io/v1beta2/namespaces/" + ns() +
+                                                   "/pods/*/requests_per_second?labelSelector=app%3Dm"});
+  ASSERT_TRUE(custom.ok()) << custom.err;
+  const Json c = Json::parse(custom.out);
+  ASSERT_EQ(c.value("items", Json::array()).size(), 1u) << custom.out;
+  EXPECT_EQ(c["items"][0]["describedObject"]["name"], "busy");
+  EXPECT_EQ(c["items"][0]["value"], "12");
+  std::ofstream(values) << "{}";
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ name="e2e-$$"
 cleanup() { bash "${REPO_ROOT}/hack/cluster.sh" down "$name" || true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-bash "${REPO_ROOT}/hack/cluster.sh" up "$name"
+METRICS_API=1 bash "${REPO_ROOT}/hack/cluster.sh" up "$name"
 eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
 rc=0
 "${KCM_E2E_TESTS:-${OUTPUT_DIR}/bin/kcm_e2e_tests}" --gtest_output="json:${OUTPUT_DIR}/e2e-results.json" "$@" || rc=$?
