@@ -87,10 +87,11 @@ Status ResourceQuotaController::init() {
 
 void ResourceQuotaController::resyncMonitors() {
   if (!monitor_) return;
-  std::lock_guard l(syncMu_);
+  // Discovery first, outside the lock the workers' monitorsReady() takes (the Periodic runs one pass at a time).
   std::map<std::string, std::string> failed;
   auto resources = quotableResources(&failed);
   if (!resources.ok()) return;  // logged; the next period retries
+  std::lock_guard l(syncMu_);
   std::set<std::string> newResources;
   for (const auto& r : *resources) newResources.insert(resourceKey(r));
   // A group that failed discovery keeps the resources it had.

@@ -63,7 +63,7 @@ class ResourceQuotaController {
   Options opts_;
   Clock& clock_;
 
-  std::mutex syncMu_;  // one discovery sync at a time; guards the three below
+  std::mutex syncMu_;  // guards the four below (never held across I/O)
   std::set<std::string> oldResources_;
   std::optional<std::stop_token> running_;
   Clock::TimePoint pausedUntil_{};
