@@ -69,23 +69,20 @@ bool serviceUpdateChangesQuota(const api::core::v1::Service& oldSvc, const api::
 bool pvcUpdateChangesQuota(const api::core::v1::PersistentVolumeClaim& oldPvc,
                            const api::core::v1::PersistentVolumeClaim& newPvc);
 
-// upstream legacyObjectCountAliases: the core resources counted under their old names too (configmaps,
-// resourcequotas, replicationcontrollers, secrets), each with the GVR's metadata informer.
-struct LegacyCount {
-  const char* resource;
-  const char* alias;
-};
-inline constexpr LegacyCount kLegacyObjectCountAliases[] = {{"configmaps", "configmaps"},
-                                                           {"resourcequotas", "resourcequotas"},
-                                                           {"replicationcontrollers", "replicationcontrollers"},
-                                                           {"secrets", "secrets"}};
+// upstream legacyObjectCountAliases: the core resources counted under their old names too. configmaps,
+// replicationcontrollers and secrets are counted from their metadata informers; resourcequotas from the typed
+// informer the controller watches quotas with (as upstream, whose lister is that informer's), so a new quota's own
+// sync always counts it.
 template <class Factory>
 void addLegacyObjectCountEvaluators(Registry& reg, Factory& f) {
-  for (const auto& l : kLegacyObjectCountAliases) {
-    client::GroupVersionResource gvr{"", "v1", l.resource};
+  for (const char* r : {"configmaps", "replicationcontrollers", "secrets"}) {
+    client::GroupVersionResource gvr{"", "v1", r};
     reg.add(std::make_shared<ObjectCountEvaluator<api::meta::v1::PartialObjectMetadata>>(
-        "", l.resource, cacheListFunc(f.forMetadata(gvr), gvr.toString()), l.alias));
+        "", r, cacheListFunc(f.forMetadata(gvr), gvr.toString()), r));
   }
+  reg.add(std::make_shared<ObjectCountEvaluator<api::core::v1::ResourceQuota>>(
+      "", "resourcequotas", cacheListFunc(f.template forType<api::core::v1::ResourceQuota>(), "v1, Resource=resourcequotas"),
+      "resourcequotas"));
 }
 
 // install.DefaultIgnoredResources, as group-resource strings.

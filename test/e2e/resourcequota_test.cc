@@ -95,7 +95,7 @@ TEST_F(ResourceQuotas, StatusIsPromptlyCalculated) {
 // "should create a ResourceQuota and capture the life of a pod"
 TEST_F(ResourceQuotas, CapturesTheLifeOfAPod) {
   quota("test-quota", testHard());
-  ASSERT_TRUE(waitUsed("test-quota", {{"resourcequotas", "1"}, {"pods", "0"}}));
+  ASSERT_TRUE(waitUsed("test-quota", {{"resourcequotas", "1"}, {"pods", "0"}})) << describeQuota("test-quota");
   ASSERT_TRUE(create(pod("test-pod",
                          std::string(R"({"cpu":"500m","memory":"252Mi","ephemeral-storage":"30Gi",")") +
                              kExtendedResource + R"(":"2"})",

@@ -78,6 +78,10 @@ std::unique_ptr<QuotaMonitor::Monitor> QuotaMonitor::monitorFor(const client::AP
     auto& inf = factory_.forType<core::v1::PersistentVolumeClaim>();
     m->registration = watchTyped<core::v1::PersistentVolumeClaim>(inf, gr, quota::pvcUpdateChangesQuota, enqueue);
     m->hasSynced = [&inf] { return inf.hasSynced(); };
+  } else if (r.group.empty() && r.version == "v1" && r.resource == "resourcequotas") {
+    auto& inf = factory_.forType<core::v1::ResourceQuota>();  // the controller's own
+    m->registration = watchTyped<core::v1::ResourceQuota>(inf, gr, nullptr, enqueue);
+    m->hasSynced = [&inf] { return inf.hasSynced(); };
   } else if (r.group == "resource.k8s.io" && r.version == "v1" && r.resource == "resourceclaims") {
     auto& inf = factory_.forType<resource::v1::ResourceClaim>();
     m->registration = watchTyped<resource::v1::ResourceClaim>(inf, gr, nullptr, enqueue);

@@ -1,10 +1,10 @@
 #pragma once
 // QuotaMonitor (upstream pkg/controller/resourcequota/resource_quota_monitor.go): one informer per quotable
 // resource found by discovery, whose deletes (and the updates the update filter lets through) ask the quota
-// controller to recalculate the quotas of that namespace ("replenishment"). Pods, services,
-// persistentvolumeclaims and resourceclaims use the shared typed informers their evaluators read; every other
-// resource a metadata-only informer (shared with the garbage collector), and a generic object-count evaluator
-// is registered for it the first time it is seen. Events go through the resource_quota_controller_resource_changes
+// controller to recalculate the quotas of that namespace ("replenishment"). Pods, services, persistentvolumeclaims,
+// resourceclaims and resourcequotas use the shared typed informers their evaluators read; every other resource a
+// metadata-only informer (shared with the garbage collector), and a generic object-count evaluator is registered
+// for it the first time it is seen. Events go through the resource_quota_controller_resource_changes
 // queue, as upstream's. Thread-safe.
 #include <atomic>
 #include <functional>

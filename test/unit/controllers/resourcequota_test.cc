@@ -314,16 +314,17 @@ TEST_F(ResourceQuotaControllerTest, StatusMirrorsHardAndCountsUsage) {
     server->add(cm);
   }
   quota("q", {{"cpu", "3"}, {"requests.memory", "100Gi"}, {"pods", "5"}, {"count/configmaps", "10"},
-              {"configmaps", "10"}, {"count/pods", "10"}, {"example.com/unknown", "1"}});
+              {"configmaps", "10"}, {"count/pods", "10"}, {"example.com/unknown", "1"}, {"resourcequotas", "1"}});
   start();
   ASSERT_TRUE(usedIs("q", {{"cpu", "1100m"},
                            {"requests.memory", "1536Mi"},
                            {"pods", "2"},
                            {"count/configmaps", "2"},
                            {"configmaps", "2"},
-                           {"count/pods", "3"}}));
+                           {"count/pods", "3"},
+                           {"resourcequotas", "1"}}));  // counted from the informer that delivered the quota
   auto q = server->get<ResourceQuota>("ns", "q");
-  EXPECT_EQ(q->status.hard.size(), 7u);
+  EXPECT_EQ(q->status.hard.size(), 8u);
   EXPECT_EQ(q->status.hard.at("cpu").str(), "3");
   EXPECT_EQ(server->actionsFor("update", "resourcequotas/status").size(), 1u);
 }
