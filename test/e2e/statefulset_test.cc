@@ -52,8 +52,11 @@ class StatefulSets : public SoloKcmSuite<StatefulSets> {
     return s["status"].value("readyReplicas", 0) == n && s["status"].value("replicas", 0) == n &&
            s["status"].value("observedGeneration", 0) == s["metadata"].value("generation", -1);
   }
+  // "" while the pod does not exist (a rolling update deletes a pod before it recreates it: polls see the gap).
   std::string podRevision(const std::string& pod) {
-    return kubectlJson({"get", "pod", pod, "-n", ns()})["metadata"]["labels"].value("controller-revision-hash", "");
+    ExecResult r = kubectl({"get", "pod", pod, "-n", ns(), "-o", "json", "--ignore-not-found"});
+    if (!r.ok() || r.out.empty()) return "";
+    return Json::parse(r.out)["metadata"]["labels"].value("controller-revision-hash", "");
   }
   std::string describe() { return ssJson()["status"].dump() + "\n" + ::testing::PrintToString(pods()); }
 };
