@@ -16,8 +16,6 @@ namespace {
 constexpr const char* kRequestsPrefix = "requests.";
 constexpr const char* kHugePagesPrefix = "hugepages-";
 constexpr const char* kRequestsHugePagesPrefix = "requests.hugepages-";
-constexpr const char* kDeviceClassPrefix = "deviceclass.resource.kubernetes.io/";
-constexpr const char* kImplicitExtendedClaimsPerClass = "requests.deviceclass.resource.kubernetes.io/";
 constexpr const char* kStorageClassSuffix = ".storageclass.storage.k8s.io/";
 
 bool hasPrefix(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }

@@ -46,6 +46,9 @@ bool usesCrossNamespacePodAffinity(const api::core::v1::Pod& pod);
 ResourceList podRequests(const api::core::v1::Pod& pod);
 ResourceList podLimits(const api::core::v1::Pod& pod);
 ResourceList podUsage(const api::core::v1::Pod& pod, std::chrono::system_clock::time_point now);
+// DRA resource name prefixes shared with the ResourceClaim evaluator.
+inline constexpr const char* kDeviceClassPrefix = "deviceclass.resource.kubernetes.io/";
+inline constexpr const char* kImplicitExtendedClaimsPerClass = "requests.deviceclass.resource.kubernetes.io/";
 // Resource names (pkg/apis/core/v1/helper, scheduler util): native (no domain, or kubernetes.io/), extended.
 bool isNativeResource(const std::string& name);
 bool isExtendedResourceNameForQuota(const std::string& name);

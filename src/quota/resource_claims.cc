@@ -10,8 +10,6 @@ using api::resource::v1::ResourceClaim;
 namespace {
 
 constexpr const char* kClaimsPerClass = ".deviceclass.resource.k8s.io/devices";
-constexpr const char* kImplicitExtendedClaimsPerClass = "requests.deviceclass.resource.kubernetes.io/";
-constexpr const char* kDeviceClassPrefix = "deviceclass.resource.kubernetes.io/";
 constexpr const char* kExtendedResourceClaimAnnotation = "resource.kubernetes.io/extended-resource-claim";
 constexpr int64_t kAllocationResultsMaxSize = 32;
 
