@@ -21,6 +21,10 @@ class Amount {
   Amount() = default;  // zero, format unset (a Go zero-value Quantity)
   static Amount ofInt(int64_t v, Format f = Format::kDecimalSI) { return Amount(static_cast<__int128>(v) * kNano, f); }
   static Amount zero(Format f = Format::kDecimalSI) { return Amount(0, f); }
+  // resource.NewMilliQuantity.
+  static Amount ofMilli(int64_t v, Format f = Format::kDecimalSI) {
+    return Amount(static_cast<__int128>(v) * (kNano / 1000), f);
+  }
   // Text as Go's ParseQuantity reads it; false when it would reject the text.
   static bool parse(std::string_view text, Amount& out);
   // A decoded quantity (the apiserver sends valid ones; anything else counts as zero).
@@ -30,6 +34,13 @@ class Amount {
   void sub(const Amount& y);
   int cmp(const Amount& y) const { return nanos_ < y.nanos_ ? -1 : nanos_ > y.nanos_ ? 1 : 0; }
   bool isZero() const { return nanos_ == 0; }
+  // Quantity.MilliValue(): rounded up to a whole thousandth.
+  int64_t milliValue() const {
+    constexpr __int128 kPerMilli = kNano / 1000;
+    __int128 q = nanos_ / kPerMilli;
+    if (nanos_ % kPerMilli > 0) ++q;
+    return static_cast<int64_t>(q);
+  }
   // Quantity.RoundUp(0): up to a whole number; true when it already was one.
   bool roundUpToInteger();
   Format format() const { return format_; }
