@@ -8,7 +8,7 @@
 #   --self-test  runs the injected-difference scenario and fails unless the harness reports it
 # Scenario files are sourced: they set CONTROLLERS (comma list for --controllers) and optionally EXTRA_FLAGS (array)
 # and DUMP_EXTRA (array of NS:RESOURCE[/NAME] outside the scenario's namespace to compare too, e.g.
-# kube-public:configmap/cluster-info),
+# kube-public:configmap/cluster-info), and METRICS_API=1 for a cluster serving the metrics APIs (METRICS_VALUES),
 # and define steps(), run with NS (a fresh namespace whose default ServiceAccount exists), SIDE (upstream|ours),
 # CLUSTER_NAME (for hack/cluster.sh stop/start), kubectl on the cluster and the helpers below. Ends in a settled state: steps() waits for what it expects.
 . "$(dirname "$0")/lib.sh"
@@ -72,10 +72,10 @@ run_side() {
   local scenario="$1" side="$2" binary="$3"
   local cluster="diff-${side}-$$"
   (
-    CONTROLLERS="" EXTRA_FLAGS=() DUMP_EXTRA=()
+    CONTROLLERS="" EXTRA_FLAGS=() DUMP_EXTRA=() METRICS_API=0
     # shellcheck disable=SC1090
     . "test/diff/${scenario}.sh"
-    bash hack/cluster.sh up "${cluster}" >/dev/null 2>"${DIFF_OUT}/${scenario}.${side}.cluster.log" ||
+    METRICS_API="${METRICS_API}" bash hack/cluster.sh up "${cluster}" >/dev/null 2>"${DIFF_OUT}/${scenario}.${side}.cluster.log" ||
       { cat "${DIFF_OUT}/${scenario}.${side}.cluster.log" >&2; exit 1; }
     trap 'kill "${KCM_PID:-0}" 2>/dev/null; wait 2>/dev/null; bash hack/cluster.sh down "'"${cluster}"'" >/dev/null 2>&1 || true' EXIT
     eval "$(bash hack/cluster.sh env "${cluster}")"

@@ -424,6 +424,7 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   const std::string t = target(req);
   const std::stop_token cancelled = config_.cancel ? config_.cancel->get_token() : std::stop_token();
   if (!stop.stop_possible()) stop = cancelled;
+  bool retriedClosed = false;
   for (int attempt = 1;; ++attempt) {
     if (cancelled.stop_requested())
       return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t + ": context canceled");
@@ -441,6 +442,7 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
       httplib::Request hr = toHttp(req, t, config_.userAgent, authorization());
       httplib::Response hres;
       httplib::Error err = httplib::Error::Success;
+      const bool reused = conn->is_socket_open() > 0;
       bool ok;
       {
         std::stop_callback cb(stop, [&] { conn->stop(); });
@@ -452,6 +454,16 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
         discard(std::move(conn));
         if (stop.stop_requested())
           return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
+        // A kept-alive connection the server closed meanwhile: as Go's transport, the request goes once more on a
+        // new connection when nothing of it could be written, or (GET, HEAD) when the close came before any reply
+        // byte rather than at the read timeout.
+        const bool early = clock_.now() - started < timeout;
+        if (reused && !retriedClosed && early &&
+            (err == httplib::Error::Write ||
+             (err == httplib::Error::Read && (req.method == "GET" || req.method == "HEAD")))) {
+          retriedClosed = true;
+          continue;
+        }
         return Status(err == httplib::Error::Read ? StatusCode::kTimeout : StatusCode::kUnavailable,
                       transportError(err, req.method, config_.host + t));
       }

@@ -31,6 +31,7 @@
 #include "controllers/nodeipam/ipam_config.h"
 #include "controllers/nodeipam/range_allocator.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/podautoscaler/register_podautoscaler.h"
 #include "controllers/podgc/gc_controller.h"
 #include "controllers/registry.h"
 #include "controllers/replicaset/replica_set.h"
@@ -449,6 +450,7 @@ Status registerControllerInitFuncs() {
   setInit("token-cleaner-controller", startTokenCleanerController);
   registerCertificatesInitFuncs(setInit, rootCA);
   registerResourceQuotaInitFunc(setInit);
+  registerPodAutoscalerInitFunc(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -697,6 +698,32 @@ HorizontalController::Limited HorizontalController::stabilizeRecommendationWithB
           "recent recommendations were higher than current one, applying the highest recent recommendation"};
 }
 
+namespace {
+
+// upstream calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors: the replica count the
+// rules let a scale in one direction reach. startFor(period) is the count the period began with. Max selects the
+// policy allowing the biggest change (the highest limit up, the lowest down), Min the smallest.
+int32_t limitWithScalingRules(const HPAScalingRules& rules, int32_t current, bool up,
+                              const std::function<int32_t(int32_t)>& startFor) {
+  const std::string select = rules.selectPolicy.value_or("Max");
+  if (select == "Disabled") return current;
+  const bool highest = (select == "Max") == up;
+  int32_t limit = highest ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+  for (const auto& p : rules.policies) {
+    const int32_t start = startFor(p.periodSeconds);
+    const double fraction = static_cast<double>(p.value) / 100;
+    int32_t proposed = 0;
+    if (p.type == "Pods") proposed = up ? start + p.value : start - p.value;
+    else if (p.type == "Percent")
+      proposed = up ? static_cast<int32_t>(std::ceil(static_cast<double>(start) * (1 + fraction)))
+                    : static_cast<int32_t>(static_cast<double>(start) * (1 - fraction));
+    limit = highest ? std::max(limit, proposed) : std::min(limit, proposed);
+  }
+  return limit;
+}
+
+}  // namespace
+
 HorizontalController::Limited HorizontalController::convertDesiredReplicasWithBehaviorRate(const NormalizationArg& a) {
   const WallTime now = clock_.wallNow();
   auto changes = [&](int32_t period, const std::vector<TimestampedScaleEvent>& events) {
@@ -711,62 +738,25 @@ HorizontalController::Limited HorizontalController::convertDesiredReplicasWithBe
   std::lock_guard l(mu_);
   const auto& ups = scaleUpEvents_[a.key];
   const auto& downs = scaleDownEvents_[a.key];
+  auto startFor = [&](int32_t period) { return a.currentReplicas - changes(period, ups) + changes(period, downs); };
   if (a.desiredReplicas > a.currentReplicas) {
-    // calculateScaleUpLimitWithScalingRules
-    const auto& rules = *a.scaleUp;
-    const std::string select = rules.selectPolicy.value_or("Max");
-    int32_t limit;
-    if (select == "Disabled") {
-      limit = a.currentReplicas;
-    } else {
-      const bool minChange = select == "Min";
-      limit = minChange ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int32_t>::min();
-      for (const auto& p : rules.policies) {
-        const int32_t start = a.currentReplicas - changes(p.periodSeconds, ups) + changes(p.periodSeconds, downs);
-        int32_t proposed = 0;
-        if (p.type == "Pods") proposed = start + p.value;
-        else if (p.type == "Percent")
-          proposed = static_cast<int32_t>(std::ceil(static_cast<double>(start) * (1 + static_cast<double>(p.value) / 100)));
-        limit = minChange ? std::min(limit, proposed) : std::max(limit, proposed);
-      }
+    // No further up until old events age out.
+    const int32_t limit = std::max(limitWithScalingRules(*a.scaleUp, a.currentReplicas, true, startFor), a.currentReplicas);
+    if (a.maxReplicas > limit) {
+      if (a.desiredReplicas > limit)
+        return {limit, "ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate"};
+    } else if (a.desiredReplicas > a.maxReplicas) {
+      return {a.maxReplicas, "TooManyReplicas", "the desired replica count is more than the maximum replica count"};
     }
-    if (limit < a.currentReplicas) limit = a.currentReplicas;  // no further up until old events age out
-    int32_t maximumAllowed = a.maxReplicas;
-    std::string reason = "TooManyReplicas", message = "the desired replica count is more than the maximum replica count";
-    if (maximumAllowed > limit) {
-      maximumAllowed = limit;
-      reason = "ScaleUpLimit";
-      message = "the desired replica count is increasing faster than the maximum scale rate";
-    }
-    if (a.desiredReplicas > maximumAllowed) return {maximumAllowed, reason, message};
   } else if (a.desiredReplicas < a.currentReplicas) {
-    // calculateScaleDownLimitWithBehaviors
-    const auto& rules = *a.scaleDown;
-    const std::string select = rules.selectPolicy.value_or("Max");
-    int32_t limit;
-    if (select == "Disabled") {
-      limit = a.currentReplicas;
-    } else {
-      const bool minChange = select == "Min";
-      limit = minChange ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
-      for (const auto& p : rules.policies) {
-        const int32_t start = a.currentReplicas - changes(p.periodSeconds, ups) + changes(p.periodSeconds, downs);
-        int32_t proposed = 0;
-        if (p.type == "Pods") proposed = start - p.value;
-        else if (p.type == "Percent")
-          proposed = static_cast<int32_t>(static_cast<double>(start) * (1 - static_cast<double>(p.value) / 100));
-        limit = minChange ? std::max(limit, proposed) : std::min(limit, proposed);
-      }
+    const int32_t limit =
+        std::min(limitWithScalingRules(*a.scaleDown, a.currentReplicas, false, startFor), a.currentReplicas);
+    if (a.minReplicas < limit) {
+      if (a.desiredReplicas < limit)
+        return {limit, "ScaleDownLimit", "the desired replica count is decreasing faster than the maximum scale rate"};
+    } else if (a.desiredReplicas < a.minReplicas) {
+      return {a.minReplicas, "TooFewReplicas", "the desired replica count is less than the minimum replica count"};
     }
-    if (limit > a.currentReplicas) limit = a.currentReplicas;
-    int32_t minimumAllowed = a.minReplicas;
-    std::string reason = "TooFewReplicas", message = "the desired replica count is less than the minimum replica count";
-    if (minimumAllowed < limit) {
-      minimumAllowed = limit;
-      reason = "ScaleDownLimit";
-      message = "the desired replica count is decreasing faster than the maximum scale rate";
-    }
-    if (a.desiredReplicas < minimumAllowed) return {minimumAllowed, reason, message};
   }
   return {a.desiredReplicas, "DesiredWithinRange", "the desired count is within the acceptable range"};
 }

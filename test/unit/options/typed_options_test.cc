@@ -152,7 +152,9 @@ TEST(TypedOptions, NotImplementedFlagsAreTheOnesNoCodeReads) {
   EXPECT_FALSE(has("resource-quota-sync-period"));
   EXPECT_FALSE(has("concurrent-job-syncs"));
   EXPECT_FALSE(has("concurrent-cron-job-syncs"));
-  EXPECT_TRUE(has("horizontal-pod-autoscaler-sync-period"));
+  EXPECT_FALSE(has("horizontal-pod-autoscaler-sync-period"));
+  EXPECT_FALSE(has("horizontal-pod-autoscaler-tolerance"));
+  EXPECT_TRUE(has("enable-dynamic-provisioning"));
   EXPECT_FALSE(has("concurrent-deployment-syncs"));
   EXPECT_FALSE(has("controller-shutdown-timeout"));
   EXPECT_FALSE(has("tls-cipher-suites"));
