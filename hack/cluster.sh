@@ -7,9 +7,9 @@
 #   hack/cluster.sh down NAME   stop every process this cluster started (tracked PIDs only) and remove its folder
 #   hack/cluster.sh stop|start|restart NAME COMPONENT   stop and/or start one component (e2e: apiserver outages)
 # Clusters live in ${KCM_CLUSTERS_DIR:-_output/clusters}/NAME; several can run side by side (free ports each).
-# METRICS_API=1 (with `up`) also starts test/cluster/k8s/metricsapi, an aggregated API server for metrics.k8s.io/v1beta1
-# and custom.metrics.k8s.io/v1beta2 registered through APIServices; tests set the metrics it serves by writing the
-# JSON file METRICS_VALUES (printed by `env`; format in metricsapi/main.go).
+# METRICS_API=1 (with `up`) also starts test/cluster/k8s/metricsapi, an aggregated API server for metrics.k8s.io/v1beta1,
+# custom.metrics.k8s.io/v1beta2 and external.metrics.k8s.io/v1beta1 registered through APIServices; tests set the
+# metrics it serves by writing the JSON file METRICS_VALUES (printed by `env`; format in metricsapi/main.go).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
 . "$(dirname "$0")/lib.sh"
 
@@ -267,7 +267,7 @@ start_metrics_api() {
   wait_http metrics-api "https://127.0.0.1:${port}/healthz" 30 '^ok$' -k
   local svc='{"apiVersion":"v1","kind":"Service","metadata":{"name":"e2e-metrics-api","namespace":"kube-system"},
     "spec":{"type":"ExternalName","externalName":"localhost"}}' apis="" gv
-  for gv in metrics.k8s.io/v1beta1 custom.metrics.k8s.io/v1beta2; do
+  for gv in metrics.k8s.io/v1beta1 custom.metrics.k8s.io/v1beta2 external.metrics.k8s.io/v1beta1; do
     apis+='{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"'"${gv#*/}.${gv%/*}"'"},
       "spec":{"group":"'"${gv%/*}"'","version":"'"${gv#*/}"'","insecureSkipTLSVerify":true,"groupPriorityMinimum":100,
       "versionPriority":100,"service":{"namespace":"kube-system","name":"e2e-metrics-api","port":'"${port}"'}}}
@@ -276,7 +276,8 @@ start_metrics_api() {
   "${bin}/kubectl" --kubeconfig="${D}/admin.conf" apply -f - <<<"${svc}
 ${apis}" >/dev/null
   "${bin}/kubectl" --kubeconfig="${D}/admin.conf" wait --for=condition=Available --timeout=60s \
-    apiservice/v1beta1.metrics.k8s.io apiservice/v1beta2.custom.metrics.k8s.io >/dev/null ||
+    apiservice/v1beta1.metrics.k8s.io apiservice/v1beta2.custom.metrics.k8s.io \
+    apiservice/v1beta1.external.metrics.k8s.io >/dev/null ||
     die "metrics APIServices not Available (log: ${D}/logs/metrics-api.log)"
 }
 

@@ -6,6 +6,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "api/support/base64.h"
 #include "base/metrics.h"
@@ -119,6 +121,87 @@ std::string urlEncode(std::string_view s) {
   return out;
 }
 
+// The group, resource and name a request path addresses ("/apis/G/V/namespaces/NS/RESOURCE/NAME/SUB"), as
+// client-go's Request knows them; empty resource for paths outside the API (/healthz, /version).
+struct PathResource {
+  std::string group, resource, name;
+};
+PathResource pathResource(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  std::vector<std::string_view> segs;
+  for (size_t i = 0; i < path.size();) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) segs.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  PathResource out;
+  size_t at;
+  if (segs.size() >= 2 && segs[0] == "api") at = 2;
+  else if (segs.size() >= 3 && segs[0] == "apis") out.group = std::string(segs[1]), at = 3;
+  else return {};
+  if (segs.size() >= at + 3 && segs[at] == "namespaces") at += 2;
+  if (segs.size() <= at) return {};
+  out.resource = std::string(segs[at]);
+  if (segs.size() > at + 1) out.name = std::string(segs[at + 1]);
+  return out;
+}
+
+// client-go's newUnstructuredResponseError and errors.NewGenericServerResponse: the reason and message of an error
+// reply that carries no Status (a proxy's or the aggregator's plain-text 404, an empty 503).
+std::pair<std::string, std::string> genericServerResponse(int code, const std::string& method,
+                                                          const std::string& target, std::string_view body) {
+  std::string serverMessage = "unknown";
+  if (!body.empty() && nlohmann::json::parse(body, nullptr, false).is_discarded()) {  // a text reply
+    std::string_view b = body.substr(0, 2048);
+    const auto first = b.find_first_not_of(" \t\r\n");
+    const auto last = b.find_last_not_of(" \t\r\n");
+    serverMessage = first == std::string_view::npos ? "" : std::string(b.substr(first, last - first + 1));
+  }
+  std::string reason = "Unknown";
+  std::string message =
+      "the server responded with the status code " + std::to_string(code) + " but did not return more information";
+  switch (code) {
+    case 409: reason = method == "POST" ? "AlreadyExists" : "Conflict"; message = "the server reported a conflict"; break;
+    case 404: reason = "NotFound"; message = "the server could not find the requested resource"; break;
+    case 400: reason = "BadRequest"; message = "the server rejected our request for an unknown reason"; break;
+    case 401: reason = "Unauthorized"; message = "the server has asked for the client to provide credentials"; break;
+    case 403: reason = "Forbidden"; message = serverMessage; break;
+    case 406:
+      reason = "NotAcceptable";
+      message = serverMessage.empty() || serverMessage == "unknown"
+                    ? "the server was unable to respond with a content type that the client supports"
+                    : serverMessage;
+      break;
+    case 415: reason = "UnsupportedMediaType"; message = serverMessage; break;
+    case 405: reason = "MethodNotAllowed"; message = "the server does not allow this method on the requested resource"; break;
+    case 422: reason = "Invalid"; message = "the server rejected our request due to an error in our request"; break;
+    case 503: reason = "ServiceUnavailable"; message = "the server is currently unable to handle the request"; break;
+    case 504:
+      reason = "Timeout";
+      message = "the server was unable to return a response in the time allotted, but may still be processing the request";
+      break;
+    case 429:
+      reason = "TooManyRequests";
+      message = "the server has received too many requests and has asked us to try again later";
+      break;
+    default:
+      if (code >= 500) {
+        reason = "InternalError";
+        message = "an error on the server (" + nlohmann::json(serverMessage).dump() +
+                  ") has prevented the request from succeeding";
+      }
+  }
+  const PathResource r = pathResource(target);
+  if (!r.resource.empty()) {
+    std::string verb = method;
+    std::transform(verb.begin(), verb.end(), verb.begin(), [](unsigned char c) { return std::tolower(c); });
+    message += " (" + verb + " " + r.resource + (r.group.empty() ? "" : "." + r.group) +
+               (r.name.empty() ? "" : " " + r.name) + ")";
+  }
+  return {reason, message};
+}
+
 Status statusFromResponse(const std::string& method, const std::string& path, int httpCode, std::string_view body,
                           int retryAfterSeconds) {
   std::string reason, message;
@@ -127,10 +210,7 @@ Status statusFromResponse(const std::string& method, const std::string& path, in
     reason = j.value("reason", "");
     message = j.value("message", "");
   }
-  if (message.empty()) {
-    message = "the server responded with HTTP " + std::to_string(httpCode) + " to " + method + " " + path;
-    if (!body.empty()) message += ": " + std::string(body.substr(0, 200));
-  }
+  if (message.empty()) std::tie(reason, message) = genericServerResponse(httpCode, method, path, body);
   if (retryAfterSeconds > 0) message += " (retry after " + std::to_string(retryAfterSeconds) + "s)";
   return Status(codeFor(httpCode, reason), message);
 }

@@ -1,12 +1,12 @@
-// horizontal-pod-autoscaler-controller on the real cluster, with deployment-controller and replicaset-controller
-// making the pods (node-lifecycle-controller lets the scheduler use the new KWOK nodes), as upstream test/e2e/autoscaling/horizontal_pod_autoscaling.go and _behavior.go check it. The
-// metrics come through the apiserver's aggregator from the test cluster's metrics-api (hack/cluster.sh
-// METRICS_API=1), whose values file ($METRICS_VALUES) a feeder thread keeps current for the namespace's live pods,
-// a total CPU usage and a total custom metric shared evenly among them (upstream's resource consumer), and an
-// object metric. Scale up and down by CPU utilization (the
-// stabilization window holding the downscale), maxReplicas capping with ScalingLimited TooManyReplicas, Pods and
-// Object metrics, a missing metric (FailedGetResourceMetric), a missing target (FailedGetScale), and a behavior
-// policy limiting the scale-up rate.
+// horizontal-pod-autoscaler-controller on the real cluster, as upstream test/e2e/autoscaling/
+// horizontal_pod_autoscaling.go and _behavior.go check it, with deployment-controller and replicaset-controller
+// making the pods (node-lifecycle-controller lets the scheduler use the new KWOK nodes). The metrics come through
+// the apiserver's aggregator from the test cluster's metrics-api (hack/cluster.sh METRICS_API=1), whose values file
+// ($METRICS_VALUES) a feeder thread keeps current for the namespace's live pods: a total CPU usage and a total
+// custom metric shared evenly among them (upstream's resource consumer), object and external metrics. Scale up and
+// down by CPU utilization (the stabilization window holding the downscale), maxReplicas capping with ScalingLimited
+// TooManyReplicas, Pods, Object and External metrics, a missing metric and a missing metrics API
+// (FailedGetResourceMetric), a missing target (FailedGetScale), and a behavior policy limiting the scale-up rate.
 #include <algorithm>
 #include <ctime>
 #include <fstream>
@@ -60,8 +60,10 @@ class HorizontalPodAutoscalers : public SoloKcmSuite<HorizontalPodAutoscalers> {
     int64_t cpu, podTotal;
     std::string podMetric;
     std::map<std::string, std::map<std::string, std::string>> objects;
+    Json external;
     {
       std::lock_guard l(mu_);
+      external = external_;
       cpu = cpuMilli_;
       podMetric = podMetric_;
       podTotal = podTotal_;
@@ -79,6 +81,8 @@ class HorizontalPodAutoscalers : public SoloKcmSuite<HorizontalPodAutoscalers> {
       if (!podMetric.empty()) v["custom"][key] = {{podMetric, std::to_string(podTotal * 1000 / n) + "m"}};
     }
     for (const auto& [obj, metrics] : objects) v["objects"][ns() + "/" + obj] = metrics;
+    v["external"] = Json::object();
+    for (const auto& [metric, values] : external.items()) v["external"][ns() + "/" + metric] = values;
     writeFile(v.dump());
   }
   void setCpuTotal(int64_t milli) {
@@ -93,6 +97,11 @@ class HorizontalPodAutoscalers : public SoloKcmSuite<HorizontalPodAutoscalers> {
   void setObjectMetric(const std::string& object, const std::string& metric, const std::string& value) {
     std::lock_guard l(mu_);
     objects_[object][metric] = value;
+  }
+  // values: [{"labels": {...}, "value": "10"}, ...]
+  void setExternalMetric(const std::string& metric, Json values) {
+    std::lock_guard l(mu_);
+    external_[metric] = std::move(values);
   }
 
   // A Deployment "web" of pause pods requesting 100m CPU.
@@ -154,6 +163,7 @@ class HorizontalPodAutoscalers : public SoloKcmSuite<HorizontalPodAutoscalers> {
   int64_t cpuMilli_ = 0, podTotal_ = 0;
   std::string podMetric_;
   std::map<std::string, std::map<std::string, std::string>> objects_;
+  Json external_ = Json::object();
   std::jthread feeder_;
 };
 
@@ -231,6 +241,59 @@ TEST_F(HorizontalPodAutoscalers, ObjectMetricValue) {
   Json h = get("hpa", "web");
   ASSERT_FALSE(h["status"].value("currentMetrics", Json::array()).empty()) << h.dump();
   EXPECT_EQ(h["status"]["currentMetrics"][0]["object"]["current"]["value"], "20");
+}
+
+// An External metric (external.metrics.k8s.io) with an AverageValue target: the selector picks the "jobs" queue's
+// 30 (not the other queue's 1000), against 10 a pod: 3 pods. The metric's name in the event carries the selector
+// as upstream prints it.
+TEST_F(HorizontalPodAutoscalers, ExternalMetricSelectedByLabels) {
+  deployment(1);
+  setExternalMetric("queue_messages", Json::array({{{"labels", {{"queue", "jobs"}}}, {"value", "30"}},
+                                                   {{"labels", {{"queue", "other"}}}, {"value", "1000"}}}));
+  hpa(1, 5,
+      R"([{"type":"External","external":{"metric":{"name":"queue_messages","selector":{"matchLabels":{"queue":"jobs"}}},)"
+      R"("target":{"type":"AverageValue","averageValue":"10"}}}])");
+  ASSERT_TRUE(waitFor([&] { return runningAt(3); }, 90s)) << describe();
+  EXPECT_TRUE(hasRescale("New size: 3; reason: external metric queue_messages(&LabelSelector{MatchLabels:"
+                         "map[string]string{queue: jobs,},MatchExpressions:[]LabelSelectorRequirement{},}) above target"))
+      << describe();
+  Json h;
+  EXPECT_TRUE(waitFor([&] {
+    h = get("hpa", "web");
+    const Json cm = h.is_object() ? h["status"].value("currentMetrics", Json::array()) : Json::array();
+    return !cm.empty() && cm[0]["external"]["current"].value("averageValue", "") == "10";
+  }, 30s)) << h.dump();
+  EXPECT_EQ(specReplicas(), 3);
+}
+
+// The resource metrics API gone (its APIService deleted): ScalingActive False with upstream's
+// FailedGetResourceMetric, nothing scales; the APIService is put back afterwards.
+TEST_F(HorizontalPodAutoscalers, MissingMetricsAPIIsFailedGetResourceMetric) {
+  Json svc = kubectlJson({"get", "apiservice", "v1beta1.metrics.k8s.io"});
+  ASSERT_TRUE(svc.is_object());
+  for (const char* k : {"resourceVersion", "uid", "creationTimestamp", "managedFields", "annotations"})
+    svc["metadata"].erase(k);
+  svc.erase("status");
+  struct Restore {
+    std::string manifest;
+    ~Restore() {
+      kubectl({"apply", "-f", "-"}, manifest);
+      kubectl({"wait", "--for=condition=Available", "--timeout=60s", "apiservice/v1beta1.metrics.k8s.io"}, "", 70s);
+    }
+  } restore{svc.dump()};
+  ASSERT_TRUE(kubectl({"delete", "apiservice", "v1beta1.metrics.k8s.io"}).ok());
+  deployment(2);
+  ASSERT_TRUE(waitFor([&] { return runningAt(2); }, 60s));
+  setCpuTotal(1000);  // would be 20 pods, were it served
+  hpa(1, 5);
+  ASSERT_TRUE(waitFor([&] { return conditionIs("ScalingActive", "False", "FailedGetResourceMetric"); }, 60s))
+      << describe();
+  auto events = eventsWithReason(ns(), "FailedGetResourceMetric");
+  ASSERT_FALSE(events.empty());
+  EXPECT_NE(events[0].value("message", "").find("unable to get metrics for resource cpu"), std::string::npos)
+      << events[0].dump();
+  EXPECT_EQ(specReplicas(), 2);
+  EXPECT_TRUE(rescaleMessages().empty()) << describe();
 }
 
 // No metrics for the pods: a FailedGetResourceMetric warning, ScalingActive False, the scale left alone.

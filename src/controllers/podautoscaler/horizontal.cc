@@ -44,10 +44,19 @@ class FixedItemIntervalRateLimiter final : public runtime::ItemRateLimiter {
 
 std::string hpaKey(const HorizontalPodAutoscaler& h) { return h.metadata.namespace_ + "/" + h.metadata.name; }
 
+// A metric's selector as Go's %+v prints a *metav1.LabelSelector (its generated String()): upstream puts it in the
+// names of external metrics, and so in SuccessfulRescale messages and ScalingActive conditions.
 std::string selectorText(const api::meta::v1::LabelSelector* s) {
   if (!s) return "nil";
-  auto sel = api::selectorFromLabelSelector(s);
-  return sel.ok() ? "&LabelSelector{" + sel->str() + "}" : "invalid";
+  std::string labels = "map[string]string{";
+  for (const auto& [k, v] : s->matchLabels) labels += k + ": " + v + ",";  // sorted by key, as Go's
+  std::string exprs = "[]LabelSelectorRequirement{";
+  for (const auto& r : s->matchExpressions) {
+    std::string values;
+    for (const auto& v : r.values) values += (values.empty() ? "" : " ") + v;
+    exprs += "LabelSelectorRequirement{Key:" + r.key + ",Operator:" + r.operator_ + ",Values:[" + values + "],},";
+  }
+  return "&LabelSelector{MatchLabels:" + labels + "},MatchExpressions:" + exprs + "},}";
 }
 
 template <class T>

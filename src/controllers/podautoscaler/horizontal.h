@@ -76,6 +76,8 @@ class HorizontalController {
   // upstream reconcileKey; true when the HPA is gone.
   runtime::SyncResult reconcileKey(const std::string& key);
   Status reconcileAutoscaler(const HorizontalPodAutoscaler& shared, const std::string& key);
+  // HPAs the event handlers have registered (a reconcile of one not registered yet reports it deleted).
+  size_t trackedHPAs() const { return selectorTracker_.size(); }
 
   // The behaviour arithmetic, exposed for tests.
   struct NormalizationArg {

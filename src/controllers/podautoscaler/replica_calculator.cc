@@ -16,6 +16,13 @@ Status noMetrics() {
   return Status(StatusCode::kNotFound, "did not receive metrics for targeted pods (pods might be unready)");
 }
 
+// Go's int64(f) on amd64: NaN and values out of range give math.MinInt64 (a per-pod average over a status that
+// has no replicas yet is +Inf or NaN there, and upstream writes that value into the HPA's status).
+int64_t goInt64(double f) {
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(f);
+}
+
 WallTime wall(const api::Time& t) { return WallTime(std::chrono::seconds(t.unixSeconds)); }
 
 const api::core::v1::PodCondition* readyCondition(const Pod& pod) {
@@ -285,8 +292,7 @@ Result<ReplicaProposal> ReplicaCalculator::GetObjectPerPodMetricReplicas(
   const double ratio = static_cast<double>(usage) / (static_cast<double>(targetAverageUsage) * replicas);
   if (!t.isWithin(ratio))
     replicas = static_cast<int32_t>(std::ceil(static_cast<double>(usage) / static_cast<double>(targetAverageUsage)));
-  return ReplicaProposal{replicas, static_cast<int64_t>(std::ceil(static_cast<double>(usage) / statusReplicas)), 0,
-                         got->second};
+  return ReplicaProposal{replicas, goInt64(std::ceil(static_cast<double>(usage) / statusReplicas)), 0, got->second};
 }
 
 Result<ReplicaProposal> ReplicaCalculator::GetExternalMetricReplicas(
@@ -321,7 +327,7 @@ Result<ReplicaProposal> ReplicaCalculator::GetExternalPerPodMetricReplicas(
   }
   const int64_t avg = usage == std::numeric_limits<int64_t>::max()
                           ? usage
-                          : static_cast<int64_t>(std::ceil(static_cast<double>(usage) / statusReplicas));
+                          : goInt64(std::ceil(static_cast<double>(usage) / statusReplicas));
   return ReplicaProposal{replicas, avg, 0, got->second};
 }
 

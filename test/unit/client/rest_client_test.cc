@@ -39,6 +39,26 @@ TEST(ApiErrors, MapFromStatusReasonAndHttpCode) {
   EXPECT_NE(statusFromResponse("GET", "/x", 500, "boom").message().find("boom"), std::string::npos);
 }
 
+// A reply without a Status reads as client-go's NewGenericServerResponse words it, naming the resource the path
+// addresses (the aggregator's plain-text 404 for a metrics API that is gone, an empty 503).
+TEST(ApiErrors, RepliesWithoutAStatusAsClientGoWordsThem) {
+  Status gone = statusFromResponse("GET", "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods?labelSelector=app%3Dweb",
+                                   404, "404 page not found\n");
+  EXPECT_EQ(gone.code(), StatusCode::kNotFound);
+  EXPECT_EQ(gone.message(), "the server could not find the requested resource (get pods.metrics.k8s.io)");
+  EXPECT_EQ(statusFromResponse("GET", "/api/v1/namespaces/ns/pods/p", 503, "").message(),
+            "the server is currently unable to handle the request (get pods p)");
+  EXPECT_EQ(statusFromResponse("POST", "/api/v1/namespaces/ns/configmaps", 500, " boom ").message(),
+            "an error on the server (\"boom\") has prevented the request from succeeding (post configmaps)");
+  Status exists = statusFromResponse("POST", "/api/v1/namespaces", 409, "{}");
+  EXPECT_EQ(exists.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(exists.message(), "the server reported a conflict (post namespaces)");
+  EXPECT_EQ(statusFromResponse("GET", "/api/v1/namespaces/kube-system", 403, "denied").message(),
+            "denied (get namespaces kube-system)");
+  EXPECT_EQ(statusFromResponse("GET", "/healthz", 418, "").message(),
+            "the server responded with the status code 418 but did not return more information");
+}
+
 TEST(RestClient, RejectsBadTlsMaterialNamingTheSource) {
   RestConfig cfg;
   cfg.host = "https://127.0.0.1:6443";

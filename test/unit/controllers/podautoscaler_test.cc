@@ -4,6 +4,7 @@
 // /scale write, status, conditions and events.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -78,9 +79,21 @@ class FakeMetrics final : public MetricsClient {
     if (it == objects_.end()) return Status(StatusCode::kNotFound, "no metrics returned from custom metrics API");
     return std::make_pair(it->second, clock_.wallNow());
   }
-  Result<std::pair<std::vector<int64_t>, WallTime>> getExternalMetric(const std::string&, const std::string&,
-                                                                      const api::Selector&) override {
-    return Status(StatusCode::kNotFound, "no metrics returned from external metrics API");
+  void setExternal(const std::string& metric, std::vector<int64_t> values) {
+    std::lock_guard l(mu_);
+    external_[metric] = std::move(values);
+  }
+  std::string lastExternalSelector() {
+    std::lock_guard l(mu_);
+    return lastExternalSelector_;
+  }
+  Result<std::pair<std::vector<int64_t>, WallTime>> getExternalMetric(const std::string& metric, const std::string&,
+                                                                      const api::Selector& selector) override {
+    std::lock_guard l(mu_);
+    lastExternalSelector_ = selector.str();
+    auto it = external_.find(metric);
+    if (it == external_.end()) return Status(StatusCode::kNotFound, "no metrics returned from external metrics API");
+    return std::make_pair(it->second, clock_.wallNow());
   }
 
  private:
@@ -93,6 +106,8 @@ class FakeMetrics final : public MetricsClient {
   std::mutex mu_;
   std::map<std::string, std::map<std::string, int64_t>> resources_, pods_;
   std::map<std::string, int64_t> objects_;
+  std::map<std::string, std::vector<int64_t>> external_;
+  std::string lastExternalSelector_;
 };
 
 std::string rfc(WallTime t) {
@@ -249,6 +264,21 @@ TEST_F(ReplicaCalcTest, CustomAndObjectMetrics) {
   EXPECT_EQ(o->usage, 20000);
 }
 
+// GetExternalPerPodMetricReplicas: the count is the total over the per-pod target; the average divides by the
+// scale's status.replicas, which is 0 for a target that has no pods yet: Go's int64(+Inf) on amd64, MinInt64.
+TEST_F(ReplicaCalcTest, ExternalPerPodOverNoReplicas) {
+  metrics.setExternal("queue", {20000, 10000});
+  api::meta::v1::LabelSelector sel;
+  auto r = calc.GetExternalPerPodMetricReplicas(2, 10000, "queue", Tolerances{}, "ns", &sel);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->replicas, 3);
+  EXPECT_EQ(r->usage, 15000);
+  auto zero = calc.GetExternalPerPodMetricReplicas(0, 10000, "queue", Tolerances{}, "ns", &sel);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->replicas, 3);
+  EXPECT_EQ(zero->usage, std::numeric_limits<int64_t>::min());
+}
+
 TEST(Tolerances, BoundsAndText) {
   Tolerances t{0.05, 0.2};
   EXPECT_TRUE(t.isWithin(0.96));
@@ -401,7 +431,10 @@ class HorizontalTest : public ::testing::Test {
                  {"kind", "HorizontalPodAutoscaler"},
                  {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"generation", 1}}},
                  {"spec", spec}});
-    ASSERT_TRUE(eventually([&] { return factory.forType<HorizontalPodAutoscaler>().store().get("ns", "web") != nullptr; }));
+    ASSERT_TRUE(eventually([&] {
+      return factory.forType<HorizontalPodAutoscaler>().store().get("ns", "web") != nullptr &&
+             controller->trackedHPAs() == 1;
+    }));
   }
   Status reconcile() {
     auto h = factory.forType<HorizontalPodAutoscaler>().store().get("ns", "web");
@@ -570,6 +603,38 @@ TEST_F(HorizontalTest, PodsAndObjectMetricsTheLargestWins) {
   EXPECT_EQ(cm[1]["object"]["current"]["value"], "40");
   EXPECT_TRUE(hasEvent("Normal SuccessfulRescale New size: 6; reason: Service metric hits above target"))
       << ::testing::PrintToString(events());
+}
+
+// An External metric with an AverageValue target: 30 over a target of 10 per pod is 3 pods whatever the current
+// count. The metric's selector goes to the metrics API as a label selector and into the metric's name as Go's
+// %+v prints a *metav1.LabelSelector.
+TEST_F(HorizontalTest, ExternalMetricPerPodTarget) {
+  deployment(1);
+  pods(1);
+  metrics->setExternal("queue_messages", {20000, 10000});
+  hpa(1, 10,
+      Json::array({{{"type", "External"},
+                    {"external",
+                     {{"metric",
+                       {{"name", "queue_messages"},
+                        {"selector",
+                         {{"matchLabels", {{"queue", "jobs"}}},
+                          {"matchExpressions", {{{"key", "env"}, {"operator", "In"}, {"values", {"a", "b"}}}}}}}}},
+                      {"target", {{"type", "AverageValue"}, {"averageValue", "10"}}}}}}}));
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(replicas(), 3);
+  EXPECT_EQ(metrics->lastExternalSelector(), "env in (a,b),queue=jobs");
+  // The per-pod average is over the scale's status.replicas: 1, then 3.
+  EXPECT_EQ(hpaJson()["status"]["currentMetrics"][0]["external"]["current"]["averageValue"], "30");
+  ASSERT_TRUE(reconcile().ok());
+  EXPECT_EQ(hpaJson()["status"]["currentMetrics"][0]["external"]["current"]["averageValue"], "10");
+  EXPECT_EQ(replicas(), 3);
+  const std::string name =
+      "external metric queue_messages(&LabelSelector{MatchLabels:map[string]string{queue: jobs,},MatchExpressions:"
+      "[]LabelSelectorRequirement{LabelSelectorRequirement{Key:env,Operator:In,Values:[a b],},},})";
+  EXPECT_TRUE(hasEvent("Normal SuccessfulRescale New size: 3; reason: " + name + " above target"))
+      << ::testing::PrintToString(events());
+  EXPECT_EQ(condition("ScalingActive")["message"], "the HPA was able to successfully calculate a replica count from " + name);
 }
 
 // A status that did not change is not written again.

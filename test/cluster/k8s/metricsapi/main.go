@@ -1,6 +1,7 @@
 // metrics-api: a small aggregated API server for the test cluster, serving metrics.k8s.io/v1beta1 (pod and node
-// resource metrics) and custom.metrics.k8s.io/v1beta2 (per-pod and per-object custom metrics) from values a test
-// writes to a JSON file, so the horizontal-pod-autoscaler can be shown scaling against a real aggregated API
+// resource metrics), custom.metrics.k8s.io/v1beta2 (per-pod and per-object custom metrics) and
+// external.metrics.k8s.io/v1beta1 (external metrics, selected by their labels) from values a test writes to a JSON
+// file, so the horizontal-pod-autoscaler can be shown scaling against a real aggregated API
 // reached through APIServices, not a mock in the process under test. The apiserver reaches it through an
 // ExternalName Service (localhost) with the APIServices' insecureSkipTLSVerify; requests are not authenticated
 // (a test fixture on loopback). Pods are listed from the apiserver to apply label selectors.
@@ -10,7 +11,8 @@
 //	{"pods":   {"<ns>/<pod>": {"<container>": {"cpu": "250m", "memory": "64Mi"}}},
 //	 "nodes":  {"<node>": {"cpu": "1", "memory": "1Gi"}},
 //	 "custom": {"<ns>/<pod>": {"<metric>": "10"}},
-//	 "objects": {"<ns>/<resource>/<name>": {"<metric>": "10"}}}
+//	 "objects": {"<ns>/<resource>/<name>": {"<metric>": "10"}},
+//	 "external": {"<ns>/<metric>": [{"labels": {"queue": "jobs"}, "value": "10"}]}}
 package main
 
 import (
@@ -32,15 +34,22 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 type values struct {
-	Pods    map[string]map[string]map[string]string `json:"pods"`
-	Nodes   map[string]map[string]string            `json:"nodes"`
-	Custom  map[string]map[string]string            `json:"custom"`
-	Objects map[string]map[string]string            `json:"objects"`
+	Pods     map[string]map[string]map[string]string `json:"pods"`
+	Nodes    map[string]map[string]string            `json:"nodes"`
+	Custom   map[string]map[string]string            `json:"custom"`
+	Objects  map[string]map[string]string            `json:"objects"`
+	External map[string][]externalValue              `json:"external"`
+}
+
+type externalValue struct {
+	Labels map[string]string `json:"labels"`
+	Value  string            `json:"value"`
 }
 
 type server struct {
@@ -223,6 +232,42 @@ func (s *server) serveCustom(w http.ResponseWriter, r *http.Request, parts []str
 		"metadata": map[string]interface{}{}, "items": items})
 }
 
+// /apis/external.metrics.k8s.io/v1beta1/namespaces/NS/METRIC?labelSelector=...: the values whose labels match.
+func (s *server) serveExternal(w http.ResponseWriter, r *http.Request, parts []string) {
+	v := s.load()
+	now := time.Now().UTC().Format(time.RFC3339)
+	if len(parts) == 0 {
+		writeJSON(w, 200, resourceList("external.metrics.k8s.io/v1beta1", []map[string]interface{}{
+			{"name": "*", "singularName": "", "namespaced": true, "kind": "ExternalMetricValueList", "verbs": []string{"get"}},
+		}))
+		return
+	}
+	if len(parts) != 3 || parts[0] != "namespaces" {
+		notFound(w, strings.Join(parts, "/"))
+		return
+	}
+	sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+	if err != nil {
+		writeJSON(w, 400, map[string]interface{}{"kind": "Status", "apiVersion": "v1", "status": "Failure",
+			"reason": "BadRequest", "message": err.Error(), "code": 400})
+		return
+	}
+	ns, metric := parts[1], parts[2]
+	items := []interface{}{}
+	for _, e := range v.External[ns+"/"+metric] {
+		if sel.Matches(labels.Set(e.Labels)) {
+			items = append(items, map[string]interface{}{"metricName": metric, "metricLabels": e.Labels,
+				"timestamp": now, "value": e.Value})
+		}
+	}
+	if len(items) == 0 {
+		notFound(w, "external metric "+metric+" in "+ns)
+		return
+	}
+	writeJSON(w, 200, map[string]interface{}{"kind": "ExternalMetricValueList",
+		"apiVersion": "external.metrics.k8s.io/v1beta1", "metadata": map[string]interface{}{}, "items": items})
+}
+
 func nonNil(items []interface{}) []interface{} {
 	if items == nil {
 		return []interface{}{}
@@ -235,13 +280,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "apis":
 		writeJSON(w, 200, map[string]interface{}{"kind": "APIGroupList", "apiVersion": "v1", "groups": []interface{}{
-			group("metrics.k8s.io", "v1beta1"), group("custom.metrics.k8s.io", "v1beta2")}})
+			group("metrics.k8s.io", "v1beta1"), group("custom.metrics.k8s.io", "v1beta2"),
+			group("external.metrics.k8s.io", "v1beta1")}})
 	case path == "healthz" || path == "readyz" || path == "livez":
 		fmt.Fprint(w, "ok")
 	case strings.HasPrefix(path, "apis/metrics.k8s.io/v1beta1"):
 		s.serveMetrics(w, r, split(strings.TrimPrefix(path, "apis/metrics.k8s.io/v1beta1")))
 	case strings.HasPrefix(path, "apis/custom.metrics.k8s.io/v1beta2"):
 		s.serveCustom(w, r, split(strings.TrimPrefix(path, "apis/custom.metrics.k8s.io/v1beta2")))
+	case strings.HasPrefix(path, "apis/external.metrics.k8s.io/v1beta1"):
+		s.serveExternal(w, r, split(strings.TrimPrefix(path, "apis/external.metrics.k8s.io/v1beta1")))
 	default:
 		notFound(w, path)
 	}
