@@ -140,7 +140,9 @@ PathResource pathResource(std::string_view target) {
   if (segs.size() >= 2 && segs[0] == "api") at = 2;
   else if (segs.size() >= 3 && segs[0] == "apis") out.group = std::string(segs[1]), at = 3;
   else return {};
-  if (segs.size() >= at + 3 && segs[at] == "namespaces") at += 2;
+  // namespaces/NS/RESOURCE..., except a namespace's own subresources (namespaces/NAME/status, /finalize).
+  const bool namespaceSub = segs.size() == at + 3 && (segs[at + 2] == "status" || segs[at + 2] == "finalize");
+  if (segs.size() >= at + 3 && segs[at] == "namespaces" && !namespaceSub) at += 2;
   if (segs.size() <= at) return {};
   out.resource = std::string(segs[at]);
   if (segs.size() > at + 1) out.name = std::string(segs[at + 1]);

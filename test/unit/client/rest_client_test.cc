@@ -55,6 +55,8 @@ TEST(ApiErrors, RepliesWithoutAStatusAsClientGoWordsThem) {
   EXPECT_EQ(exists.message(), "the server reported a conflict (post namespaces)");
   EXPECT_EQ(statusFromResponse("GET", "/api/v1/namespaces/kube-system", 403, "denied").message(),
             "denied (get namespaces kube-system)");
+  EXPECT_EQ(statusFromResponse("PUT", "/api/v1/namespaces/gone/finalize", 404, "").message(),
+            "the server could not find the requested resource (put namespaces gone)");
   EXPECT_EQ(statusFromResponse("GET", "/healthz", 418, "").message(),
             "the server responded with the status code 418 but did not return more information");
 }
