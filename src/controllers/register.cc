@@ -44,6 +44,7 @@
 #include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
 #include "controllers/ttlafterfinished/ttlafterfinished_controller.h"
+#include "controllers/volume/register_volume.h"
 
 namespace kcm::controllers {
 namespace {
@@ -451,6 +452,7 @@ Status registerControllerInitFuncs() {
   registerCertificatesInitFuncs(setInit, rootCA);
   registerResourceQuotaInitFunc(setInit);
   registerPodAutoscalerInitFunc(setInit);
+  registerVolumeInitFuncs(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

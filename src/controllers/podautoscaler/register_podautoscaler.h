@@ -1,7 +1,6 @@
 #pragma once
 // Registers horizontal-pod-autoscaler-controller's init function (upstream newHorizontalPodAutoscalerController
-// in cmd/kube-controller-manager/app/autoscaling.go). Not yet called from register.cc: until unit and e2e tests
-// show the controller on the real apiserver it stays logged `skipping controller (not implemented)`.
+// in cmd/kube-controller-manager/app/autoscaling.go); called from registerControllerInitFuncs in register.cc.
 #include <functional>
 #include <string>
 

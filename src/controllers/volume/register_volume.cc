@@ -1,0 +1,25 @@
+#include "controllers/volume/register_volume.h"
+
+#include "api/gen/core_v1_json.h"
+#include "controllers/context.h"
+#include "controllers/controller.h"
+#include "controllers/volume/pvprotection/pv_protection_controller.h"
+
+namespace kcm::controllers {
+namespace {
+
+Result<std::unique_ptr<Controller>> startPersistentVolumeProtectionController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("pv-protection-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<volume::pvprotection::Controller>(
+      *c, ctx.informerFactory->forType<api::core::v1::PersistentVolume>());
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.run(1, stop); });
+}
+
+}  // namespace
+
+void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFunc)>& setInit) {
+  setInit("persistentvolume-protection-controller", startPersistentVolumeProtectionController);
+}
+
+}  // namespace kcm::controllers

@@ -1,0 +1,14 @@
+#pragma once
+// Registers the storage controllers' init functions (upstream cmd/kube-controller-manager/app/core.go's
+// newPersistentVolume*Controller descriptors) that are implemented; the rest of the storage family stays logged
+// `skipping controller (not implemented)`.
+#include <functional>
+#include <string>
+
+#include "controllers/registry.h"
+
+namespace kcm::controllers {
+
+void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFunc)>& setInit);
+
+}  // namespace kcm::controllers
