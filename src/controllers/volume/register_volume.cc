@@ -3,6 +3,7 @@
 #include "api/gen/core_v1_json.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
+#include "controllers/volume/pvcprotection/pvc_protection_controller.h"
 #include "controllers/volume/pvprotection/pv_protection_controller.h"
 
 namespace kcm::controllers {
@@ -16,10 +17,21 @@ Result<std::unique_ptr<Controller>> startPersistentVolumeProtectionController(Co
   return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.run(1, stop); });
 }
 
+Result<std::unique_ptr<Controller>> startPersistentVolumeClaimProtectionController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("pvc-protection-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<volume::pvcprotection::Controller>(
+      *c, ctx.informerFactory->forType<api::core::v1::PersistentVolumeClaim>(),
+      ctx.informerFactory->forType<api::core::v1::Pod>(),
+      ctx.featureGates->enabled("PersistentVolumeClaimUnusedSinceTime"));
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.run(1, stop); });
+}
+
 }  // namespace
 
 void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFunc)>& setInit) {
   setInit("persistentvolume-protection-controller", startPersistentVolumeProtectionController);
+  setInit("persistentvolumeclaim-protection-controller", startPersistentVolumeClaimProtectionController);
 }
 
 }  // namespace kcm::controllers
