@@ -170,15 +170,11 @@ Status Controller::updateUnusedCondition(const PersistentVolumeClaim& pvc, bool 
 }
 
 Status Controller::setFinalizer(const PersistentVolumeClaim& pvc, bool add) {
-  PersistentVolumeClaim clone = pvc;
-  if (add) clone.metadata.finalizers.emplace_back(pu::kPVCProtectionFinalizer);
-  else pu::removeFinalizer(clone.metadata, pu::kPVCProtectionFinalizer);
-  auto r = client::update<PersistentVolumeClaim>(*client_, clone);
+  Status st = pu::updateFinalizer(*client_, pvc, pu::kPVCProtectionFinalizer, add);
   const std::string what = add ? "adding protection finalizer to" : "removing protection finalizer from";
-  if (!r.ok()) {
-    KLOG_ERROR("\"Error " + what + " PVC\" err=" + log::quote(r.status().message()) + " PVC=" +
-               log::quote(keyOf(pvc.metadata)));
-    return r.status();
+  if (!st.ok()) {
+    KLOG_ERROR("\"Error " + what + " PVC\" err=" + log::quote(st.message()) + " PVC=" + log::quote(keyOf(pvc.metadata)));
+    return st;
   }
   KLOG_V(3, std::string(add ? "\"Added protection finalizer to" : "\"Removed protection finalizer from") + " PVC\" PVC=" +
                 log::quote(keyOf(pvc.metadata)));

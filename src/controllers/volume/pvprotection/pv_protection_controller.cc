@@ -50,14 +50,11 @@ runtime::SyncResult Controller::processPV(const std::string& name) {
 }
 
 Status Controller::setFinalizer(const PersistentVolume& pv, bool add) {
-  PersistentVolume clone = pv;
-  if (add) clone.metadata.finalizers.emplace_back(pu::kPVProtectionFinalizer);
-  else pu::removeFinalizer(clone.metadata, pu::kPVProtectionFinalizer);
-  auto r = client::update<PersistentVolume>(*client_, clone);
+  Status st = pu::updateFinalizer(*client_, pv, pu::kPVProtectionFinalizer, add);
   const std::string what = add ? "adding protection finalizer to" : "removing protection finalizer from";
-  if (!r.ok()) {
-    KLOG_V(3, "\"Error " + what + " PV\" PV=" + log::quote(pv.metadata.name) + " err=" + log::quote(r.status().message()));
-    return r.status();
+  if (!st.ok()) {
+    KLOG_V(3, "\"Error " + what + " PV\" PV=" + log::quote(pv.metadata.name) + " err=" + log::quote(st.message()));
+    return st;
   }
   KLOG_V(3, std::string(add ? "\"Added protection finalizer to" : "\"Removed protection finalizer from") + " PV\" PV=" +
                 log::quote(pv.metadata.name));
