@@ -477,7 +477,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "disable-force-detach-on-timeout",
       "concurrent-device-taint-eviction-syncs",
       "concurrent-resourceclaim-syncs",
-      "concurrent-ephemeralvolume-syncs",
       "enable-dynamic-provisioning",
       "enable-hostpath-provisioner",
       "flex-volume-plugin-dir",
