@@ -63,7 +63,7 @@ std::vector<ControllerDescriptor> build() {
       {"ttl-after-finished-controller", {"ttl-after-finished"}, false, ""},
       {"ttl-controller", {"ttl"}, false, ""},
       {"validatingadmissionpolicy-status-controller", {}, false, ""},
-      {"volumeattributesclass-protection-controller", {}, false, ""},
+      {"volumeattributesclass-protection-controller", {}, false, "VolumeAttributesClass"},
   };
   std::vector<ControllerDescriptor> out;
   for (const auto& r : rows) {

@@ -1,5 +1,7 @@
 #include "leaderelection/leader_elector.h"
 
+#include "base/uuid.h"
+
 #include "api/support/wall_time.h"
 
 #include <unistd.h>
@@ -21,16 +23,7 @@ using api::coordination::v1::Lease;
 std::string defaultIdentity() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  std::random_device rd;
-  std::mt19937_64 rng(rd());
-  uint64_t a = rng(), b = rng();
-  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
-  char uuid[40];
-  std::snprintf(uuid, sizeof uuid, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return std::string(host) + "_" + uuid;
+  return std::string(host) + "_" + newUUID();
 }
 
 LeaderElector::LeaderElector(std::shared_ptr<client::RestClient> client, Config config, Clock& clock)

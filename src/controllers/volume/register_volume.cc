@@ -1,11 +1,14 @@
 #include "controllers/volume/register_volume.h"
 
 #include "api/gen/core_v1_json.h"
+#include "api/gen/storage_v1_json.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
 #include "controllers/volume/ephemeral/ephemeral_controller.h"
+#include "controllers/volume/persistentvolume/pv_controller.h"
 #include "controllers/volume/pvcprotection/pvc_protection_controller.h"
 #include "controllers/volume/pvprotection/pv_protection_controller.h"
+#include "controllers/volume/vacprotection/vac_protection_controller.h"
 
 namespace kcm::controllers {
 namespace {
@@ -38,12 +41,42 @@ Result<std::unique_ptr<Controller>> startEphemeralVolumeController(ControllerCon
   return newControllerLoop(ctrl, [workers](auto& p, std::stop_token stop) { p.run(workers, stop); });
 }
 
+Result<std::unique_ptr<Controller>> startVolumeAttributesClassProtectionController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("volumeattributesclass-protection-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<volume::vacprotection::Controller>(
+      *c, ctx.informerFactory->forType<api::core::v1::PersistentVolumeClaim>(),
+      ctx.informerFactory->forType<api::core::v1::PersistentVolume>(),
+      ctx.informerFactory->forType<api::storage::v1::VolumeAttributesClass>());
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.run(1, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startPersistentVolumeBinderController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("persistent-volume-binder");
+  if (!c.ok()) return c.status();
+  const auto& o = ctx.options->persistentvolumeBinderController;
+  volume::persistentvolume::ControllerParameters params;
+  params.syncPeriod = std::chrono::duration_cast<Clock::Duration>(o.pvclaimbinderSyncPeriod);
+  params.enableDynamicProvisioning = o.enableDynamicProvisioning;
+  params.enableHostPathProvisioning = o.enableHostpathProvisioner;
+  params.volumeAttributesClass = ctx.featureGates->enabled("VolumeAttributesClass");
+  auto ctrl = std::make_shared<volume::persistentvolume::PersistentVolumeController>(
+      *c, ctx.newEventRecorder(*c, "persistentvolume-controller"),
+      ctx.informerFactory->forType<api::core::v1::PersistentVolume>(),
+      ctx.informerFactory->forType<api::core::v1::PersistentVolumeClaim>(),
+      ctx.informerFactory->forType<api::storage::v1::StorageClass>(),
+      ctx.informerFactory->forType<api::core::v1::Pod>(), ctx.informerFactory->forType<api::core::v1::Node>(), params);
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.Run(stop); });
+}
+
 }  // namespace
 
 void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFunc)>& setInit) {
   setInit("persistentvolume-protection-controller", startPersistentVolumeProtectionController);
   setInit("persistentvolumeclaim-protection-controller", startPersistentVolumeClaimProtectionController);
   setInit("ephemeral-volume-controller", startEphemeralVolumeController);
+  setInit("volumeattributesclass-protection-controller", startVolumeAttributesClassProtectionController);
+  setInit("persistentvolume-binder-controller", startPersistentVolumeBinderController);
 }
 
 }  // namespace kcm::controllers
