@@ -11,7 +11,8 @@
 
 What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
 timestamps, managedFields, an object's own UID repeated in it (a Job's controller-uid labels) and other dumped
-objects' UIDs (a Job's in its pods' labels, as <uid of KIND NAME>), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
+objects' UIDs (a Job's in its pods' labels, as <uid of KIND NAME>; a PV's claimRef to a deleted claim as one
+placeholder, and that claimRef's resourceVersion), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
 in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
 appear; a CronJob's Jobs' minute suffix as <minute>), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
@@ -149,6 +150,12 @@ def normalize_object(o, names, uids=None):
                                          "namespace": inv.get("namespace"), "fieldPath": inv.get("fieldPath")},
                       "source": o.get("source", {}).get("component"),
                       "reportingComponent": o.get("reportingComponent"), "message": o.get("message")}, names)
+    if kind == "PersistentVolume" and o.get("spec", {}).get("claimRef"):
+        # The claim's resourceVersion when it was bound; a deleted claim's UID (a live one's is <uid of ...>).
+        ref = o["spec"]["claimRef"]
+        ref.pop("resourceVersion", None)
+        if ref.get("uid") and not ref["uid"].startswith("<"):
+            ref["uid"] = "<uid of a claim not dumped>"
     if kind == "CronJob":  # references to its Jobs carry their resourceVersions
         for r in o.get("status", {}).get("active", []):
             r.pop("resourceVersion", None)

@@ -20,7 +20,9 @@ class PVBinder : public SoloKcmSuite<PVBinder> {
 
  protected:
   void TearDown() override {
-    // Cluster-scoped leftovers of this test: released volumes would otherwise stay.
+    // Cluster-scoped leftovers of this test: claims go first so their volumes are released, not held as Bound.
+    kubectl({"delete", "pods", "--all", "-n", ns(), "--grace-period=0", "--force", "--wait=false"});
+    kubectl({"delete", "pvc", "--all", "-n", ns(), "--wait=false"});
     for (const auto& n : pvs_) kubectl({"delete", "pv", n, "--wait=false", "--ignore-not-found"});
     SoloKcmSuite<PVBinder>::TearDown();
   }
