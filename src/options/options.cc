@@ -250,6 +250,9 @@ Result<CommandLine> parseCommandLine(const std::vector<std::string>& rawArgs) {
       helpGiven = true;
       continue;
     }
+    // A bare boolean flag is pflag's "--name=true"; spelled out, CLI11 cannot mistake what follows for its value.
+    if (n.rfind("--", 0) == 0 && n.find('=') == std::string::npos && n != "--version" && bools.count(n.substr(2)))
+      n += "=true";
     args.push_back(n);
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());

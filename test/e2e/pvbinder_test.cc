@@ -5,6 +5,8 @@
 // claim goes, and a Delete PV goes through the external provisioner's finalizer protocol (this test plays the
 // provisioner). PVs are cluster-scoped: each test's use a storage class named after its namespace, so claims of
 // other suites never match them. The protection controllers run too (admission puts their finalizers on).
+#include <filesystem>
+
 #include "framework/solo_kcm_suite.h"
 
 namespace kcm::e2e {
@@ -194,6 +196,49 @@ TEST_F(PVBinder, AClaimWhoseVolumeIsDeletedIsLost) {
   EXPECT_TRUE(waitFor([&] { return !(ev = events("claim", "ClaimLost"))["items"].empty(); }, 30s));
   if (!ev["items"].empty())
     EXPECT_EQ(ev["items"][0]["message"], "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
+}
+
+// --enable-hostpath-provisioner: the in-tree hostPath provisioner (test and development only) creates a directory
+// under /tmp/hostpath_pv on the controller manager's host and a PV for it; deleting the claim deletes both.
+class PVBinderHostPath : public SoloKcmSuite<PVBinderHostPath> {
+ public:
+  static constexpr const char* kControllers =
+      "persistentvolume-binder-controller,persistentvolume-protection-controller,"
+      "persistentvolumeclaim-protection-controller";
+  static constexpr const char* kLogName = "kcm-pv-binder-hostpath";
+  static std::vector<std::string> extraFlags() { return {"--enable-hostpath-provisioner", "--pvclaimbinder-sync-period=2s"}; }
+
+ protected:
+  std::string pvcField(const std::string& n, const std::string& path) {
+    return kubectl({"get", "pvc", n, "-n", ns(), "-o", "jsonpath={" + path + "}"}).out;
+  }
+  ~PVBinderHostPath() override { kubectl({"delete", "storageclass", ns() + "-hp", "--ignore-not-found"}); }
+};
+
+TEST_F(PVBinderHostPath, AHostPathVolumeIsProvisionedBoundAndDeletedWithItsClaim) {
+  apply(R"({"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":")" + ns() +
+        R"(-hp"},"provisioner":"kubernetes.io/host-path","reclaimPolicy":"Delete"})");
+  apply(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"scratch","namespace":")" + ns() +
+        R"("},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":")" + ns() +
+        R"(-hp","resources":{"requests":{"storage":"1Gi"}}}})");
+  ASSERT_TRUE(waitFor([&] { return pvcField("scratch", ".status.phase") == "Bound"; }, 30s)) << pvcField("scratch", ".status");
+  const std::string pv = pvcField("scratch", ".spec.volumeName");
+  EXPECT_EQ(pv, "pvc-" + pvcField("scratch", ".metadata.uid"));
+  const auto field = [&](const std::string& path) { return kubectl({"get", "pv", pv, "-o", "jsonpath={" + path + "}"}).out; };
+  const std::string dir = field(".spec.hostPath.path");
+  EXPECT_EQ(dir.rfind("/tmp/hostpath_pv/", 0), 0u) << dir;
+  EXPECT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  EXPECT_EQ(field(".metadata.annotations.pv\\.kubernetes\\.io/provisioned-by"), "kubernetes.io/host-path");
+  EXPECT_NE(field(".metadata.finalizers").find("kubernetes.io/pv-controller"), std::string::npos);
+  EXPECT_EQ(field(".spec.persistentVolumeReclaimPolicy"), "Delete");
+  Json ev;
+  ASSERT_TRUE(waitFor([&] {
+    return !(ev = kubectlJson({"get", "events", "-n", ns(), "--field-selector", "reason=ProvisioningSucceeded"}))["items"].empty();
+  }, 30s));
+  EXPECT_EQ(ev["items"][0]["message"], "Successfully provisioned volume " + pv + " using kubernetes.io/host-path");
+  ASSERT_TRUE(kubectl({"delete", "pvc", "scratch", "-n", ns(), "--wait=false"}).ok());
+  EXPECT_TRUE(waitFor([&] { return !kubectl({"get", "pv", pv, "-o", "name"}).ok(); }, 60s)) << field(".status");
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
 }
 
 }  // namespace

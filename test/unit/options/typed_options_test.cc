@@ -68,6 +68,19 @@ TEST(TypedOptions, ShorthandWithEqualsAsPflagReadsIt) {
   EXPECT_EQ(parse({"--v=5"}).logs.v, 5);
 }
 
+// pflag: a bare boolean is true wherever it stands, and what follows it is not its value.
+TEST(TypedOptions, ABareBooleanFlagIsTrueAnywhereOnTheLine) {
+  auto o = parse({"--enable-hostpath-provisioner", "--pvclaimbinder-sync-period=2s", "--use-service-account-credentials",
+                  "--leader-elect=false"});
+  EXPECT_TRUE(o.persistentvolumeBinderController.enableHostpathProvisioner);
+  EXPECT_TRUE(o.generic.useServiceAccountCredentials);
+  EXPECT_EQ(o.persistentvolumeBinderController.pvclaimbinderSyncPeriod, 2s);
+  auto first = parse({"--enable-dynamic-provisioning=false", "--enable-hostpath-provisioner", "--v=2"});
+  EXPECT_FALSE(first.persistentvolumeBinderController.enableDynamicProvisioning);
+  EXPECT_TRUE(first.persistentvolumeBinderController.enableHostpathProvisioner);
+  EXPECT_EQ(first.logs.v, 2);
+}
+
 TEST(TypedOptions, RemovedFlagFeedsItsSuccessor) {
   auto o = parse({"--experimental-cluster-signing-duration=876000h", "--port=0"});
   EXPECT_EQ(o.certificatesigningrequestSigningController.clusterSigningDuration, 876000h);

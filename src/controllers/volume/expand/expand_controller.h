@@ -18,7 +18,9 @@
 //    Normal ExternalExpanding "waiting for an external controller to expand this PVC", nothing written.
 // RecoverVolumeExpansionFailure is GA and locked on at the pin, so only its code path exists. Events come from
 // component "volume_expand"; queue "volume_expand"; upstream runs 10 workers whatever the flags say.
+#include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,7 @@ class Controller {
   informers::SharedInformer<PersistentVolumeClaim>& pvcs_;
   Clock& clock_;
   runtime::ControllerBase base_;
+  std::unique_ptr<std::stop_callback<std::function<void()>>> onStop_;  // logs the shutdown
   std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };
 
