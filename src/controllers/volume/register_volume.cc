@@ -4,7 +4,9 @@
 #include "api/gen/storage_v1_json.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
+#include "controllers/volume/attachdetach/attach_detach_controller.h"
 #include "controllers/volume/ephemeral/ephemeral_controller.h"
+#include "controllers/volume/expand/expand_controller.h"
 #include "controllers/volume/persistentvolume/pv_controller.h"
 #include "controllers/volume/pvcprotection/pvc_protection_controller.h"
 #include "controllers/volume/pvprotection/pv_protection_controller.h"
@@ -69,6 +71,33 @@ Result<std::unique_ptr<Controller>> startPersistentVolumeBinderController(Contro
   return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.Run(stop); });
 }
 
+Result<std::unique_ptr<Controller>> startPersistentVolumeExpanderController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("expand-controller");
+  if (!c.ok()) return c.status();
+  auto ctrl = std::make_shared<volume::expand::Controller>(
+      *c, ctx.newEventRecorder(*c, "volume_expand"),
+      ctx.informerFactory->forType<api::core::v1::PersistentVolumeClaim>());
+  // upstream always runs defaultWorkerCount (10) workers; no flag sets it
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.run(volume::expand::kDefaultWorkerCount, stop); });
+}
+
+Result<std::unique_ptr<Controller>> startPersistentVolumeAttachDetachController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("attachdetach-controller");
+  if (!c.ok()) return c.status();
+  const auto& o = ctx.options->persistentvolumeAttachDetachController;
+  volume::attachdetach::Parameters params;
+  params.reconcilerSyncPeriod = std::chrono::duration_cast<Clock::Duration>(o.attachDetachReconcileSyncPeriod);
+  params.disableReconciliationSync = o.disableAttachDetachReconcileSync;
+  params.disableForceDetachOnTimeout = o.disableForceDetachOnTimeout;
+  auto& f = *ctx.informerFactory;
+  auto ctrl = std::make_shared<volume::attachdetach::AttachDetachController>(
+      *c, ctx.newEventRecorder(*c, "attachdetach-controller"), f.forType<api::core::v1::Pod>(),
+      f.forType<api::core::v1::Node>(), f.forType<api::core::v1::PersistentVolumeClaim>(),
+      f.forType<api::core::v1::PersistentVolume>(), f.forType<api::storage::v1::CSIDriver>(),
+      f.forType<api::storage::v1::VolumeAttachment>(), params);
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.Run(stop); });
+}
+
 }  // namespace
 
 void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFunc)>& setInit) {
@@ -77,6 +106,8 @@ void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFu
   setInit("ephemeral-volume-controller", startEphemeralVolumeController);
   setInit("volumeattributesclass-protection-controller", startVolumeAttributesClassProtectionController);
   setInit("persistentvolume-binder-controller", startPersistentVolumeBinderController);
+  setInit("persistentvolume-expander-controller", startPersistentVolumeExpanderController);
+  setInit("persistentvolume-attach-detach-controller", startPersistentVolumeAttachDetachController);
 }
 
 }  // namespace kcm::controllers

@@ -168,7 +168,10 @@ TEST(TypedOptions, NotImplementedFlagsAreTheOnesNoCodeReads) {
   EXPECT_FALSE(has("concurrent-cron-job-syncs"));
   EXPECT_FALSE(has("horizontal-pod-autoscaler-sync-period"));
   EXPECT_FALSE(has("horizontal-pod-autoscaler-tolerance"));
-  EXPECT_TRUE(has("enable-dynamic-provisioning"));
+  EXPECT_FALSE(has("enable-dynamic-provisioning"));
+  EXPECT_FALSE(has("enable-hostpath-provisioner"));
+  EXPECT_FALSE(has("pvclaimbinder-sync-period"));
+  EXPECT_TRUE(has("pv-recycler-pod-template-filepath-nfs"));  // recycler pods are not implemented
   EXPECT_FALSE(has("concurrent-deployment-syncs"));
   EXPECT_FALSE(has("controller-shutdown-timeout"));
   EXPECT_FALSE(has("tls-cipher-suites"));

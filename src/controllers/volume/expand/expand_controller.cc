@@ -460,10 +460,8 @@ Controller::inTreeResizeResponse Controller::expandAndRecoverFunction(const Pers
                                                                       const PersistentVolume& pv,
                                                                       const std::string& resizerName) {
   const Quantity pvcSpecSize = storageOf(pvc.spec.resources.requests);
-  const Quantity pvcStatusSize = storageOf(pvc.status.capacity);
   const Quantity pvSize = storageOf(pv.spec.capacity);
   inTreeResizeResponse resp{pvc, pv, Status::Ok(), false};
-  (void)pvcStatusSize;  // what ExpandVolumeDevice is told the old size is; the no-op plugin ignores it
 
   // By default the volume is expanded to what the claim asks for.
   Quantity newSize = pvcSpecSize;
@@ -503,7 +501,8 @@ Controller::inTreeResizeResponse Controller::expandAndRecoverFunction(const Pers
   }
   PersistentVolumeClaim claim = std::move(*inProgress);
 
-  // ExpandVolumeDevice of the no-op expandable plugin: the size asked for, nothing else done here.
+  // ExpandVolumeDevice(spec, newSize, status capacity) of the no-op expandable plugin: the size asked for, and
+  // nothing else done here.
   const Quantity updatedSize = newSize;
   resp.resizeCalled = true;
 

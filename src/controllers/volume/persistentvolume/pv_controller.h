@@ -20,6 +20,7 @@
 #include "api/gen/core_v1.h"
 #include "api/gen/storage_v1.h"
 #include "base/executor.h"
+#include "controllers/volume/common/operation_backoff.h"
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "informers/shared_informer.h"
@@ -41,23 +42,7 @@ struct ControllerParameters {
   bool volumeAttributesClass = true;                      // feature gate VolumeAttributesClass
 };
 
-// goroutinemap with exponential backoff on error: an operation that failed is not run again before its backoff
-// (500 ms doubling to 2m2s) has passed; one that succeeds is forgotten.
-class OperationBackoff {
- public:
-  explicit OperationBackoff(Clock& clock) : clock_(clock) {}
-  bool mayRun(const std::string& op);
-  void done(const std::string& op, bool failed);
-
- private:
-  struct Entry {
-    Clock::TimePoint lastError;
-    Clock::Duration wait{};
-  };
-  Clock& clock_;
-  std::mutex mu_;
-  std::map<std::string, Entry> entries_;
-};
+using common::OperationBackoff;
 
 class PersistentVolumeController {
  public:
