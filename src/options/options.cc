@@ -28,6 +28,8 @@ const LegacyFlag kLegacyFlags[] = {
     {"enable-taint-manager", true, "", "Flag --enable-taint-manager has been deprecated, it was removed in v1.27; the taint-eviction-controller runs by default."},
     {"pod-eviction-timeout", false, "", "Flag --pod-eviction-timeout has been deprecated, it was removed in v1.27 and has no effect."},
     {"horizontal-pod-autoscaler-use-rest-clients", true, "", "Flag --horizontal-pod-autoscaler-use-rest-clients has been deprecated, it was removed in v1.20 and has no effect."},
+    {"volume-host-cidr-denylist", false, "", "Flag --volume-host-cidr-denylist has been deprecated, it was removed in v1.31 (with the in-tree volume plugins that dialled out) and has no effect."},
+    {"volume-host-allow-local-loopback", true, "", "Flag --volume-host-allow-local-loopback has been deprecated, it was removed in v1.31 (with the in-tree volume plugins that dialled out) and has no effect."},
 };
 
 std::string defaultValue(const FlagSpec& f) {

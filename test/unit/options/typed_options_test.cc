@@ -81,6 +81,18 @@ TEST(TypedOptions, ABareBooleanFlagIsTrueAnywhereOnTheLine) {
   EXPECT_EQ(first.logs.v, 2);
 }
 
+// Removed with the in-tree volume plugins in v1.31; an old manifest still carries them.
+TEST(TypedOptions, RemovedVolumeHostFlagsAreAcceptedWithAWarning) {
+  auto cl = parseCommandLine({"--volume-host-cidr-denylist=127.0.0.1/28,feed::/16", "--volume-host-allow-local-loopback",
+                              "--enable-hostpath-provisioner"});
+  ASSERT_TRUE(cl.ok()) << cl.status().toString();
+  ASSERT_EQ(cl->warnings.size(), 2u);
+  EXPECT_NE(cl->warnings[0].find("--volume-host"), std::string::npos) << cl->warnings[0];
+  KubeControllerManagerOptions o;
+  EXPECT_TRUE(fromFlags(cl->flags, o).empty());
+  EXPECT_TRUE(o.persistentvolumeBinderController.enableHostpathProvisioner);
+}
+
 TEST(TypedOptions, RemovedFlagFeedsItsSuccessor) {
   auto o = parse({"--experimental-cluster-signing-duration=876000h", "--port=0"});
   EXPECT_EQ(o.certificatesigningrequestSigningController.clusterSigningDuration, 876000h);
