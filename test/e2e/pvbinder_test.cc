@@ -198,6 +198,37 @@ TEST_F(PVBinder, AClaimWhoseVolumeIsDeletedIsLost) {
     EXPECT_EQ(ev["items"][0]["message"], "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
 }
 
+// Recycle: the claim goes, a recycler pod (default/recycler-for-<pv>) scrubs the volume; this test plays its
+// kubelet and reports it Succeeded; the volume is Available again, unbound.
+TEST_F(PVBinder, ARecycledVolumeIsAvailableAgainOnceTheRecyclerPodSucceeds) {
+  pvs_.push_back(pvName("recycled"));
+  apply(R"({"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":")" + pvName("recycled") +
+        R"("},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],)"
+        R"("persistentVolumeReclaimPolicy":"Recycle","storageClassName":")" + cls() +
+        R"(","hostPath":{"path":"/tmp/)" + pvName("recycled") + R"("}}})");
+  pvc("claim", "1Gi");
+  ASSERT_TRUE(waitFor([&] { return bound("claim", "recycled"); }, 30s));
+  deleteClaim("claim");
+  const std::string pod = "recycler-for-" + pvName("recycled");
+  const auto podField = [&](const std::string& path) {
+    return kubectl({"get", "pod", pod, "-n", "default", "-o", "jsonpath={" + path + "}"}).out;
+  };
+  ASSERT_TRUE(waitFor([&] { return !podField(".metadata.uid").empty(); }, 30s)) << pvField("recycled", ".status");
+  EXPECT_EQ(podField(".spec.volumes[0].hostPath.path"), "/tmp/" + pvName("recycled"));
+  EXPECT_EQ(podField(".spec.containers[0].volumeMounts[0].mountPath"), "/scrub");
+  EXPECT_EQ(pvField("recycled", ".status.phase"), "Released");
+  ExecResult r = kubectl({"patch", "pod", pod, "-n", "default", "--subresource=status", "--type=merge", "-p",
+                          R"({"status":{"phase":"Succeeded"}})"});
+  ASSERT_TRUE(r.ok()) << r.err;
+  EXPECT_TRUE(waitFor([&] { return pvField("recycled", ".status.phase") == "Available"; }, 30s))
+      << pvField("recycled", ".status");
+  EXPECT_EQ(pvField("recycled", ".spec.claimRef"), "");
+  EXPECT_TRUE(waitFor([&] { return podField(".metadata.uid").empty(); }, 30s)) << "the recycler pod stayed";
+  Json ev = kubectlJson({"get", "events", "-n", "default", "--field-selector",
+                         "involvedObject.name=" + pvName("recycled") + ",reason=VolumeRecycled"});
+  EXPECT_FALSE(ev["items"].empty());
+}
+
 // --enable-hostpath-provisioner: the in-tree hostPath provisioner (test and development only) creates a directory
 // under /tmp/hostpath_pv on the controller manager's host and a PV for it; deleting the claim deletes both.
 class PVBinderHostPath : public SoloKcmSuite<PVBinderHostPath> {

@@ -2,6 +2,7 @@
 
 #include "api/gen/core_v1_json.h"
 #include "api/gen/storage_v1_json.h"
+#include "base/log.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
 #include "controllers/volume/attachdetach/attach_detach_controller.h"
@@ -62,6 +63,13 @@ Result<std::unique_ptr<Controller>> startPersistentVolumeBinderController(Contro
   params.enableDynamicProvisioning = o.enableDynamicProvisioning;
   params.enableHostPathProvisioning = o.enableHostpathProvisioner;
   params.volumeAttributesClass = ctx.featureGates->enabled("VolumeAttributesClass");
+  params.recyclerMinimumTimeoutHostPath = o.pvRecyclerMinimumTimeoutHostpath;
+  params.recyclerTimeoutIncrementHostPath = o.pvRecyclerTimeoutIncrementHostpath;
+  params.recyclerMinimumTimeoutNFS = o.pvRecyclerMinimumTimeoutNfs;
+  params.recyclerTimeoutIncrementNFS = o.pvRecyclerIncrementTimeoutNfs;
+  if (!o.pvRecyclerPodTemplateFilepathHostpath.empty() || !o.pvRecyclerPodTemplateFilepathNfs.empty())
+    KLOG_WARNING("\"Recycler pod templates from --pv-recycler-pod-template-filepath-* are not implemented; the "
+                 "default recycler pod is used\"");
   auto ctrl = std::make_shared<volume::persistentvolume::PersistentVolumeController>(
       *c, ctx.newEventRecorder(*c, "persistentvolume-controller"),
       ctx.informerFactory->forType<api::core::v1::PersistentVolume>(),

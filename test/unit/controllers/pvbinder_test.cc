@@ -478,6 +478,67 @@ TEST_F(PVBinderTest, AStaleVersionFromTheInformerIsIgnored) {
   EXPECT_TRUE(server->actionsFor("update", "persistentvolumes").empty()) << "the Available copy must not be acted on";
 }
 
+// recyclerclient: a Recycle volume whose claim is gone is scrubbed by a recycler pod; its success makes the volume
+// Available again, its failure marks the volume Failed.
+TEST_F(PVBinderTest, ARecycledVolumeIsScrubbedByARecyclerPodAndAvailableAgain) {
+  for (const char* n : {"hp", "nfs"}) {
+    auto v = pv(n, "3Gi", {"ReadWriteOnce"}, "", "Recycle");
+    v.spec.csi.reset();
+    if (std::string(n) == "hp") v.spec.hostPath.emplace().path = "/tmp/scrub-me";
+    else v.spec.nfs.emplace().server = "nfs.example", v.spec.nfs->path = "/export";
+    put(v);
+    auto c = pvc(std::string("c-") + n, "1Gi");
+    c.spec.volumeName = n;
+    put(c);
+  }
+  auto ctrl = make();
+  for (const char* n : {"c-hp", "c-nfs"}) syncClaim(*ctrl, n);
+  for (const char* n : {"c-hp", "c-nfs"}) {
+    deleteClaim(n);
+    EXPECT_TRUE(ctrl->syncClaimByKey(std::string("ns/") + n).status.ok());
+  }
+  for (const char* n : {"hp", "nfs"}) syncVolume(*ctrl, n);
+  auto hpPod = server->get<Pod>("default", "recycler-for-hp");
+  auto nfsPod = server->get<Pod>("default", "recycler-for-nfs");
+  ASSERT_TRUE(hpPod && nfsPod);
+  EXPECT_EQ(hpPod->spec.volumes.at(0).hostPath->path, "/tmp/scrub-me");
+  EXPECT_EQ(hpPod->spec.activeDeadlineSeconds.value_or(0), 90) << "3 Gi at 30 s per Gi beats the 60 s minimum";
+  EXPECT_EQ(nfsPod->spec.activeDeadlineSeconds.value_or(0), 300);
+  EXPECT_EQ(nfsPod->spec.volumes.at(0).nfs->server, "nfs.example");
+  EXPECT_EQ(hpPod->spec.containers.at(0).volumeMounts.at(0).mountPath, "/scrub");
+  EXPECT_EQ(hpPod->spec.restartPolicy, "Never");
+  EXPECT_EQ(getPV("hp").status.phase, "Released") << "while the pod scrubs";
+  hpPod->status.phase = "Succeeded";
+  put(*hpPod);
+  nfsPod->status.phase = "Failed";
+  nfsPod->status.message = "scrub failed";
+  put(*nfsPod);
+  for (const char* n : {"hp", "nfs"}) syncVolume(*ctrl, n);
+  EXPECT_EQ(getPV("hp").status.phase, "Available");
+  EXPECT_FALSE(getPV("hp").spec.claimRef) << "bound by the controller: the claimRef goes";
+  EXPECT_EQ(getPV("nfs").status.phase, "Failed");
+  EXPECT_FALSE(server->get<Pod>("default", "recycler-for-hp").has_value());
+  EXPECT_FALSE(server->get<Pod>("default", "recycler-for-nfs").has_value());
+  auto ev = events();
+  EXPECT_NE(std::find(ev.begin(), ev.end(), "Normal VolumeRecycled Volume recycled"), ev.end());
+  EXPECT_NE(std::find(ev.begin(), ev.end(),
+                      "Warning VolumeFailedRecycle Recycle failed: failed to recycle volume: scrub failed"),
+            ev.end());
+}
+
+// A Recycle volume of a type with no recycler fails at once.
+TEST_F(PVBinderTest, AVolumeWithoutARecyclerFailsToRecycle) {
+  auto v = pv("csi", "1Gi", {"ReadWriteOnce"}, "", "Recycle");
+  v.spec.claimRef.emplace();
+  v.spec.claimRef->namespace_ = "ns", v.spec.claimRef->name = "gone", v.spec.claimRef->uid = "gone-uid";
+  v.status.phase = "Bound";
+  put(v);
+  auto ctrl = make();
+  syncVolume(*ctrl, "csi");
+  EXPECT_EQ(getPV("csi").status.phase, "Failed");
+  EXPECT_EQ(events(), std::vector<std::string>{"Warning VolumeFailedRecycle No recycler plugin found for the volume!"});
+}
+
 TEST(OperationBackoffTest, AFailedOperationWaitsBeforeItRunsAgain) {
   FakeClock clock;
   OperationBackoff ops(clock);

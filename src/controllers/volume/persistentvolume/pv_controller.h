@@ -6,13 +6,14 @@
 // provisioner (external ones get the storage-provisioner annotations and an ExternalProvisioning event; the in-tree
 // hostPath one, with --enable-hostpath-provisioner, creates the PV); claims that lose their volume are Lost.
 // Volumes whose claim is gone are Released and reclaimed by policy: Retain keeps them, Delete hands them to their
-// external deleter (or deletes a /tmp hostPath), Recycle is logged as not implemented for hostPath/NFS.
+// external deleter (or deletes a /tmp hostPath), Recycle scrubs hostPath/NFS volumes with a recycler pod.
 // Two queues ("claims", "volumes"), one worker each, our own caches of the newest PVs and PVCs seen (written
 // through on every save, so stale informer events are ignored), and a resync every --pvclaimbinder-sync-period.
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "api/gen/storage_v1.h"
 #include "base/executor.h"
 #include "controllers/volume/common/operation_backoff.h"
+#include "controllers/volume/persistentvolume/volume_plugins.h"
 #include "client/events.h"
 #include "client/rest_client.h"
 #include "informers/shared_informer.h"
@@ -40,7 +42,14 @@ struct ControllerParameters {
   bool enableDynamicProvisioning = true;                  // --enable-dynamic-provisioning
   bool enableHostPathProvisioning = false;                // --enable-hostpath-provisioner
   bool volumeAttributesClass = true;                      // feature gate VolumeAttributesClass
+  int64_t recyclerMinimumTimeoutHostPath = 60;            // --pv-recycler-minimum-timeout-hostpath
+  int64_t recyclerTimeoutIncrementHostPath = 30;          // --pv-recycler-timeout-increment-hostpath
+  int64_t recyclerMinimumTimeoutNFS = 300;                // --pv-recycler-minimum-timeout-nfs
+  int64_t recyclerTimeoutIncrementNFS = 30;               // --pv-recycler-increment-timeout-nfs
 };
+
+// recyclerclient names the scrubbing pod of a volume "recycler-for-<pv>" (namespace default).
+inline constexpr const char* kRecyclerPodPrefix = "recycler-for-";
 
 using common::OperationBackoff;
 
@@ -119,6 +128,8 @@ class PersistentVolumeController {
   Status provisionClaimOperation(const PersistentVolumeClaim& claim, const StorageClass& storageClass);
   Status provisionClaimOperationExternal(const PersistentVolumeClaim& claim, const StorageClass& storageClass);
   void rescheduleProvisioning(const PersistentVolumeClaim& claim);
+  // pv_recycler.cc: one step of recycling with the hostPath/NFS recycler pod.
+  Status recycle(const PersistentVolume& volume, Plugin plugin);
 
   // Cross-queue adds (a volume sync queues its claim and the other way round), safe while the queues go away.
   void enqueueClaim(const std::string& key);
@@ -139,6 +150,12 @@ class PersistentVolumeController {
   informers::Store<PersistentVolume> volumes_;  // ctrl.volumes: newest version seen or saved
   informers::Store<PersistentVolumeClaim> claims_;  // ctrl.claims
   OperationBackoff operations_;
+  struct Recycling {
+    std::string podUID;
+    std::set<std::string> forwarded;  // the recycler pod's events already on the volume
+  };
+  std::mutex recyclingMu_;
+  std::map<std::string, Recycling> recycling_;  // by PV name
   std::once_flag cachesInitialized_;
   std::shared_mutex queuesMu_;  // guards the two pointers, not the queues
   std::unique_ptr<runtime::ControllerBase> claimQueue_;

@@ -148,6 +148,16 @@ PersistentVolumeController::PersistentVolumeController(
   ch.onDelete = [this](const auto& c, bool) { enqueueClaim(keyOf(*c)); };
   registrations_.push_back(claimInformer_.addEventHandler(ch));
   pods_.store().addIndexer(common::kPodPVCIndex, common::PodPVCIndexFunc);
+  // A recycler pod's progress is its volume's: sync the volume when the pod changes.
+  const auto recyclerPod = [this](const Pod& p) {
+    const std::string prefix = kRecyclerPodPrefix;
+    if (p.metadata.namespace_ == "default" && p.metadata.name.rfind(prefix, 0) == 0)
+      enqueueVolume(p.metadata.name.substr(prefix.size()));
+  };
+  informers::EventHandler<Pod> ph;
+  ph.onUpdate = [recyclerPod](const auto&, const auto& p) { recyclerPod(*p); };
+  ph.onDelete = [recyclerPod](const auto& p, bool) { recyclerPod(*p); };
+  registrations_.push_back(pods_.addEventHandler(ph));
 }
 
 void PersistentVolumeController::Run(std::stop_token stop) {

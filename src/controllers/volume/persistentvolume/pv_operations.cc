@@ -87,9 +87,13 @@ void PersistentVolumeController::recycleVolumeOperation(const PersistentVolume& 
                     q(r.status().message()));
     return;
   }
-  // The hostPath and NFS recyclers scrub the volume with a recycler pod: not implemented in this build.
-  KLOG_WARNING("\"Recycling volume is not implemented (recycler pods), the volume stays Released\" volumeName=" +
-               q(name) + " plugin=" + q(pluginName(*plugin)));
+  if (Status st = recycle(*current, *plugin); !st.ok()) {
+    auto r = updateVolumePhaseWithEvent(*current, "Failed", kEventTypeWarning, "VolumeFailedRecycle",
+                                        "Recycle failed: " + st.message());
+    if (!r.ok())
+      KLOG_V(4, "\"RecycleVolumeOperation: failed to mark volume as failed\" volumeName=" + q(name) + " err=" +
+                    q(r.status().message()));
+  }
 }
 
 Status PersistentVolumeController::deleteVolumeOperation(const PersistentVolume& volume) {
