@@ -2,7 +2,6 @@
 
 #include "api/gen/core_v1_json.h"
 #include "api/gen/storage_v1_json.h"
-#include "base/log.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
 #include "controllers/volume/attachdetach/attach_detach_controller.h"
@@ -67,9 +66,8 @@ Result<std::unique_ptr<Controller>> startPersistentVolumeBinderController(Contro
   params.recyclerTimeoutIncrementHostPath = o.pvRecyclerTimeoutIncrementHostpath;
   params.recyclerMinimumTimeoutNFS = o.pvRecyclerMinimumTimeoutNfs;
   params.recyclerTimeoutIncrementNFS = o.pvRecyclerIncrementTimeoutNfs;
-  if (!o.pvRecyclerPodTemplateFilepathHostpath.empty() || !o.pvRecyclerPodTemplateFilepathNfs.empty())
-    KLOG_WARNING("\"Recycler pod templates from --pv-recycler-pod-template-filepath-* are not implemented; the "
-                 "default recycler pod is used\"");
+  // --pv-recycler-pod-template-filepath-*: not implemented (the default recycler pod is used); the daemon's
+  // not-implemented-flag warning names them when set.
   auto ctrl = std::make_shared<volume::persistentvolume::PersistentVolumeController>(
       *c, ctx.newEventRecorder(*c, "persistentvolume-controller"),
       ctx.informerFactory->forType<api::core::v1::PersistentVolume>(),
