@@ -1,5 +1,6 @@
 #include "base/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -141,10 +142,35 @@ std::string escapeHelp(const std::string& help) {
 }
 }  // namespace
 
+void Registry::setCollector(const std::string& name, const std::string& help, CollectFunc fn) {
+  std::lock_guard l(mu_);
+  collectors_[name] = Collector{help, std::move(fn)};
+}
+
+void Registry::removeCollector(const std::string& name) {
+  std::lock_guard l(mu_);
+  collectors_.erase(name);
+}
+
 std::string Registry::render() const {
   std::lock_guard l(mu_);
+  // Families by name, the collected ones among them: what a collector returns is rendered in place.
+  std::map<std::string, std::string> collected;
+  for (const auto& [name, c] : collectors_) {
+    auto series = c.fn();
+    if (series.empty()) continue;
+    std::string& text = collected[name];
+    text = "# HELP " + name + " " + escapeHelp(c.help) + "\n# TYPE " + name + " gauge\n";
+    std::sort(series.begin(), series.end());
+    for (const auto& [labels, v] : series) text += name + labelText(labels) + " " + fmt(v) + "\n";
+  }
   std::string out;
+  auto next = collected.begin();
+  auto flushBefore = [&](const std::string* name) {
+    for (; next != collected.end() && (!name || next->first < *name); ++next) out += next->second;
+  };
   for (const auto& [name, f] : families_) {
+    flushBefore(&name);
     const char* type = f.type == Type::kCounter ? "counter" : f.type == Type::kGauge ? "gauge" : "histogram";
     out += "# HELP " + name + " " + escapeHelp(f.help) + "\n# TYPE " + name + " " + type + "\n";
     for (const auto& [labels, c] : f.counters) out += name + labelText(labels) + " " + fmt(c->value()) + "\n";
@@ -158,6 +184,7 @@ std::string Registry::render() const {
       out += name + "_count" + labelText(labels) + " " + std::to_string(h->count()) + "\n";
     }
   }
+  flushBefore(nullptr);
   return out;
 }
 

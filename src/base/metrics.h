@@ -2,6 +2,7 @@
 // A small Prometheus metrics registry: counters, gauges and histograms with labels, rendered in the text
 // exposition format for /metrics. Thread-safe; updates are lock-free per series after creation.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,12 @@ class Registry {
   Gauge& gauge(const std::string& name, const std::string& help, const Labels& labels = {});
   Histogram& histogram(const std::string& name, const std::string& help, const std::vector<double>& buckets,
                        const Labels& labels = {});
+  // A gauge family whose series are read at scrape time (component-base's custom collectors): fn returns each
+  // series' labels (sorted by name, as client_golang prints them) and value; a family with no series is not
+  // printed. Setting a name again replaces its function; removeCollector drops it (before what fn reads goes away).
+  using CollectFunc = std::function<std::vector<std::pair<Labels, double>>()>;
+  void setCollector(const std::string& name, const std::string& help, CollectFunc fn);
+  void removeCollector(const std::string& name);
   // Prometheus text format 0.0.4.
   std::string render() const;
 
@@ -72,8 +79,13 @@ class Registry {
     std::map<Labels, std::unique_ptr<Histogram>> histograms;
   };
   Family& family(const std::string& name, Type t, const std::string& help);
+  struct Collector {
+    std::string help;
+    CollectFunc fn;
+  };
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;
+  std::map<std::string, Collector> collectors_;
 };
 
 }  // namespace kcm::metrics

@@ -1,5 +1,7 @@
 #include "base/status.h"
 
+#include <algorithm>
+
 namespace kcm {
 
 const char* statusCodeName(StatusCode c) {
@@ -31,6 +33,17 @@ std::string Status::toString() const {
 Status Status::withContext(const std::string& context) const {
   if (ok()) return *this;
   return Status(code_, context + ": " + message_);
+}
+
+Status NewAggregate(const std::vector<Status>& errs) {
+  if (errs.empty()) return Status::Ok();
+  std::vector<std::string> seen;
+  for (const auto& e : errs)
+    if (std::find(seen.begin(), seen.end(), e.message()) == seen.end()) seen.push_back(e.message());
+  if (seen.size() == 1) return Status(errs.front().code(), seen.front());
+  std::string msg;
+  for (const auto& m : seen) msg += (msg.empty() ? "" : ", ") + m;
+  return Status(errs.front().code(), "[" + msg + "]");
 }
 
 }  // namespace kcm

@@ -3,6 +3,7 @@
 // Result<T> is a value or a non-OK Status. Both are cheap to move; neither throws.
 #include <optional>
 #include <string>
+#include <vector>
 #include <utility>
 #include <variant>
 
@@ -46,6 +47,10 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
+
+// utilerrors.NewAggregate(errs).Error(): OK for none, one error reads as itself, several as "[a, b]" with a
+// repeated message once. The code is the first error's.
+Status NewAggregate(const std::vector<Status>& errs);
 
 template <class T>
 class [[nodiscard]] Result {

@@ -117,19 +117,6 @@ std::string gvrString(const GroupVersionResource& gvr) {
   return gvr.group + "/" + gvr.version + ", Resource=" + gvr.resource;
 }
 
-// utilerrors.NewAggregate: one error reads as itself; several as "[a, b]" (repeated messages once). The code is
-// the first error's.
-Status aggregate(const std::vector<Status>& errs) {
-  if (errs.empty()) return Status::Ok();
-  std::vector<std::string> seen;
-  for (const auto& e : errs)
-    if (std::find(seen.begin(), seen.end(), e.message()) == seen.end()) seen.push_back(e.message());
-  if (seen.size() == 1) return Status(errs.front().code(), seen.front());
-  std::string msg;
-  for (const auto& m : seen) msg += (msg.empty() ? "" : ", ") + m;
-  return Status(errs.front().code(), "[" + msg + "]");
-}
-
 // upstream: errors.IsMethodNotSupported(err) || errors.IsNotFound(err) (405 / 404); anything else, 400 included,
 // is an error.
 bool methodNotSupported(const Status& s) {
@@ -339,7 +326,7 @@ NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent
     account(pods, d);
     if (d.numRemaining > 0) {
       writeConditions();
-      return {aggregate(errs), estimate};
+      return {NewAggregate(errs), estimate};
     }
   }
   for (const auto& gvr : gvrs) {
@@ -353,7 +340,7 @@ NamespacedResourcesDeleter::Outcome NamespacedResourcesDeleter::deleteAllContent
   }
   cu.contentTotals(gvrRemaining, finalizersRemaining);
   writeConditions();
-  return {aggregate(errs), estimate};
+  return {NewAggregate(errs), estimate};
 }
 
 NamespacedResourcesDeleter::DiscoverFunc discoverPreferredNamespacedResources(

@@ -10,6 +10,7 @@
 #include "controllers/volume/persistentvolume/pv_controller.h"
 #include "controllers/volume/pvcprotection/pvc_protection_controller.h"
 #include "controllers/volume/pvprotection/pv_protection_controller.h"
+#include "controllers/volume/selinuxwarning/selinux_warning_controller.h"
 #include "controllers/volume/vacprotection/vac_protection_controller.h"
 
 namespace kcm::controllers {
@@ -104,6 +105,17 @@ Result<std::unique_ptr<Controller>> startPersistentVolumeAttachDetachController(
   return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.Run(stop); });
 }
 
+Result<std::unique_ptr<Controller>> startSELinuxWarningController(ControllerContext& ctx) {
+  auto c = ctx.clientBuilder->client("selinux-warning-controller");
+  if (!c.ok()) return c.status();
+  auto& f = *ctx.informerFactory;
+  auto ctrl = std::make_shared<volume::selinuxwarning::Controller>(
+      ctx.newEventRecorder(*c, "selinux_warning"), f.forType<api::core::v1::Pod>(),
+      f.forType<api::core::v1::PersistentVolumeClaim>(), f.forType<api::core::v1::PersistentVolume>(),
+      f.forType<api::storage::v1::CSIDriver>());
+  return newControllerLoop(ctrl, [](auto& p, std::stop_token stop) { p.run(1, stop); });
+}
+
 }  // namespace
 
 void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFunc)>& setInit) {
@@ -114,6 +126,7 @@ void registerVolumeInitFuncs(const std::function<void(const std::string&, InitFu
   setInit("persistentvolume-binder-controller", startPersistentVolumeBinderController);
   setInit("persistentvolume-expander-controller", startPersistentVolumeExpanderController);
   setInit("persistentvolume-attach-detach-controller", startPersistentVolumeAttachDetachController);
+  setInit("selinux-warning-controller", startSELinuxWarningController);
 }
 
 }  // namespace kcm::controllers

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "client/typed_client.h"
 #include "controllers/volume/common/volume_common.h"
+#include "controllers/volume/common/volume_spec.h"
 
 namespace kcm::controllers::volume::attachdetach {
 namespace {
@@ -157,35 +158,19 @@ bool AttachDetachController::canAttach(const std::string& driver) const {
 
 Result<VolumeSpec> AttachDetachController::createVolumeSpec(const Pod& pod, const api::core::v1::Volume& v) const {
   const auto bad = [](const std::string& m) { return Status(StatusCode::kInvalid, m); };
-  std::string claimName;
-  if (v.persistentVolumeClaim) claimName = v.persistentVolumeClaim->claimName;
-  else if (v.ephemeral) claimName = common::VolumeClaimName(pod, v);
-  else if (v.csi) return bad("inline CSI volumes are ephemeral: nothing to attach");
-  else return bad("volume " + v.name + " has no attachable source in this build");
-  const std::string& ns = pod.metadata.namespace_;
-  auto pvc = pvcs_.store().get(ns, claimName);
-  if (!pvc)
-    return bad("error processing PVC " + ns + "/" + claimName + ": failed to find PVC " + ns + "/" + claimName +
-               " in PVCInformer cache");
-  if (v.ephemeral)
-    if (Status st = common::VolumeIsForPod(pod, *pvc); !st.ok()) return st;
-  if (pvc->status.phase != "Bound" || pvc->spec.volumeName.empty())
-    return bad("PVC " + ns + "/" + claimName + " has non-bound phase (\"" + pvc->status.phase +
-               "\") or empty pvc.Spec.VolumeName (\"" + pvc->spec.volumeName + "\")");
-  auto pv = pvs_.store().get(pvc->spec.volumeName);
-  if (!pv) return bad("failed to find PV \"" + pvc->spec.volumeName + "\" in PVInformer cache");
-  if (!pv->spec.claimRef)
-    return bad("found PV object \"" + pv->metadata.name +
-               "\" but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim");
-  if (pv->spec.claimRef->uid != pvc->metadata.uid)
-    return bad("found PV object \"" + pv->metadata.name + "\" but its pv.Spec.ClaimRef.UID (\"" +
-               pv->spec.claimRef->uid + "\") does not point to claim.UID (\"" + pvc->metadata.uid + "\")");
-  if (!pv->spec.csi) {
-    KLOG_V(4, "\"Skipping volume: in-tree volume types and their CSI migration are not implemented\" PV=" +
-                  q(pv->metadata.name));
-    return bad("PV " + pv->metadata.name + " is not a CSI volume");
+  auto spec = common::createInTreeVolumeSpec(pod, v, pvcs_.store(), pvs_.store());
+  if (!spec.ok()) return spec.status();
+  if (!spec->pv) {
+    if (v.csi) return bad("inline CSI volumes are ephemeral: nothing to attach");
+    return bad("volume " + v.name + " has no attachable source in this build");
   }
-  return VolumeSpec{pv->metadata.name, pv->spec.csi->driver, pv->spec.csi->volumeHandle, pv->spec.accessModes};
+  const auto& pv = *spec->pv;
+  if (!pv.spec.csi) {
+    KLOG_V(4, "\"Skipping volume: in-tree volume types and their CSI migration are not implemented\" PV=" +
+                  q(pv.metadata.name));
+    return bad("PV " + pv.metadata.name + " is not a CSI volume");
+  }
+  return VolumeSpec{pv.metadata.name, pv.spec.csi->driver, pv.spec.csi->volumeHandle, pv.spec.accessModes};
 }
 
 void AttachDetachController::ProcessPodVolumes(const Pod& pod, bool addVolumes) {
