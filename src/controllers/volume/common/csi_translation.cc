@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -44,13 +45,30 @@ std::string azureStorageAccount(const std::string& secretName) {
   return std::regex_search(secretName, m, re) ? m[1].str() : secretName;
 }
 
-Result<MigratedCSIVolume> translatePV(const PersistentVolume& pv) {
-  const auto& s = pv.spec;
+// The plugins whose PV and inline translations name the volume alike: the EBS volume ID, the Azure disk URI (of a
+// managed disk), the Cinder volume ID, the vSphere path, the Portworx volume ID.
+template <class Source>
+std::optional<Result<MigratedCSIVolume>> translateAlike(const Source& s) {
   if (s.awsElasticBlockStore) {
     auto id = KubernetesVolumeIDToEBSVolumeID(s.awsElasticBlockStore->volumeID);
     if (!id.ok()) return bad("failed to translate Kubernetes ID to EBS Volume ID " + id.status().message());
     return MigratedCSIVolume{"ebs.csi.aws.com", *id};
   }
+  if (s.azureDisk) {
+    const auto& kind = s.azureDisk->kind;
+    if (kind && strcasecmp(kind->c_str(), "Managed") != 0)
+      return bad("kind(" + *kind + ") is not supported in csi migration");
+    return MigratedCSIVolume{"disk.csi.azure.com", s.azureDisk->diskURI};
+  }
+  if (s.cinder) return MigratedCSIVolume{"cinder.csi.openstack.org", s.cinder->volumeID};
+  if (s.vsphereVolume) return MigratedCSIVolume{"csi.vsphere.vmware.com", s.vsphereVolume->volumePath};
+  if (s.portworxVolume) return MigratedCSIVolume{"pxd.portworx.com", s.portworxVolume->volumeID};
+  return std::nullopt;
+}
+
+Result<MigratedCSIVolume> translatePV(const PersistentVolume& pv) {
+  const auto& s = pv.spec;
+  if (auto alike = translateAlike(s)) return *alike;
   if (s.gcePersistentDisk) {
     auto label = [&](const char* k) {
       auto it = pv.metadata.labels.find(k);
@@ -69,12 +87,6 @@ Result<MigratedCSIVolume> translatePV(const PersistentVolume& pv) {
     }
     return MigratedCSIVolume{"pd.csi.storage.gke.io", "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/" + pd};
   }
-  if (s.azureDisk) {
-    const auto& kind = s.azureDisk->kind;
-    if (kind && strcasecmp(kind->c_str(), "Managed") != 0)
-      return bad("kind(" + *kind + ") is not supported in csi migration");
-    return MigratedCSIVolume{"disk.csi.azure.com", s.azureDisk->diskURI};
-  }
   if (s.azureFile) {
     std::string rg;
     if (auto it = pv.metadata.annotations.find("kubernetes.io/azure-file-resource-group"); it != pv.metadata.annotations.end())
@@ -86,34 +98,18 @@ Result<MigratedCSIVolume> translatePV(const PersistentVolume& pv) {
     return MigratedCSIVolume{"file.csi.azure.com", rg + "#" + azureStorageAccount(s.azureFile->secretName) + "#" +
                                                        s.azureFile->shareName + "#" + pv.metadata.name + "#" + ns};
   }
-  if (s.cinder) return MigratedCSIVolume{"cinder.csi.openstack.org", s.cinder->volumeID};
-  if (s.vsphereVolume) return MigratedCSIVolume{"csi.vsphere.vmware.com", s.vsphereVolume->volumePath};
-  if (s.portworxVolume) return MigratedCSIVolume{"pxd.portworx.com", s.portworxVolume->volumeID};
   return bad("could not find in-tree plugin translation logic for \"" + pv.metadata.name + "\"");
 }
 
 Result<MigratedCSIVolume> translateInline(const Volume& v, const std::string& podNamespace) {
-  if (v.awsElasticBlockStore) {
-    auto id = KubernetesVolumeIDToEBSVolumeID(v.awsElasticBlockStore->volumeID);
-    if (!id.ok()) return bad("failed to translate Kubernetes ID to EBS Volume ID " + id.status().message());
-    return MigratedCSIVolume{"ebs.csi.aws.com", *id};
-  }
+  if (auto alike = translateAlike(v)) return *alike;
   if (v.gcePersistentDisk)
     return MigratedCSIVolume{"pd.csi.storage.gke.io",
                              "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/" + v.gcePersistentDisk->pdName};
-  if (v.azureDisk) {
-    const auto& kind = v.azureDisk->kind;
-    if (kind && strcasecmp(kind->c_str(), "Managed") != 0)
-      return bad("kind(" + *kind + ") is not supported in csi migration");
-    return MigratedCSIVolume{"disk.csi.azure.com", v.azureDisk->diskURI};
-  }
   if (v.azureFile)
     return MigratedCSIVolume{"file.csi.azure.com", "#" + azureStorageAccount(v.azureFile->secretName) + "#" +
                                                        v.azureFile->shareName + "#" + v.name + "#" +
                                                        (podNamespace.empty() ? "default" : podNamespace)};
-  if (v.cinder) return MigratedCSIVolume{"cinder.csi.openstack.org", v.cinder->volumeID};
-  if (v.vsphereVolume) return MigratedCSIVolume{"csi.vsphere.vmware.com", v.vsphereVolume->volumePath};
-  if (v.portworxVolume) return MigratedCSIVolume{"pxd.portworx.com", v.portworxVolume->volumeID};
   return bad("could not find in-tree plugin translation logic for \"" + v.name + "\"");
 }
 
