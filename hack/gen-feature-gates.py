@@ -26,7 +26,8 @@ for f in files:
     text = open(f).read()
     for m in re.finditer(r'^\s*(\w+)\s+(?:featuregate\.Feature|clientfeatures\.Feature|Feature)\s*=\s*"(\w+)"', text, re.M):
         names[m.group(1)] = m.group(2)
-    for m in re.finditer(r'^\s*(?:(\w+)\.)?(\w+):\s*\{\s*\n((?:\s*\{Version:[^\n]*\n)+)\s*\},?', text, re.M):
+    # A gate's specs, one per line; comment lines may sit between them and before the closing brace.
+    for m in re.finditer(r'^\s*(?:(\w+)\.)?(\w+):\s*\{\s*\n((?:\s*(?:\{Version:|//)[^\n]*\n)+)\s*\},?', text, re.M):
         ident = m.group(2)
         best = None
         for s in spec_re.finditer(m.group(3)):

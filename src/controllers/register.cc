@@ -35,6 +35,7 @@
 #include "controllers/podgc/gc_controller.h"
 #include "controllers/registry.h"
 #include "controllers/replicaset/replica_set.h"
+#include "controllers/resourceclaim/register_resourceclaim.h"
 #include "controllers/resourcequota/register_resourcequota.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -453,6 +454,7 @@ Status registerControllerInitFuncs() {
   registerResourceQuotaInitFunc(setInit);
   registerPodAutoscalerInitFunc(setInit);
   registerVolumeInitFuncs(setInit);
+  registerResourceClaimInitFunc(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

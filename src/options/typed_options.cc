@@ -473,7 +473,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "requestheader-uid-headers",
       "authorization-webhook-cache-unauthorized-ttl",
       "concurrent-device-taint-eviction-syncs",
-      "concurrent-resourceclaim-syncs",
       "flex-volume-plugin-dir",
       "pv-recycler-pod-template-filepath-hostpath",
       "pv-recycler-pod-template-filepath-nfs",
