@@ -15,7 +15,7 @@ objects' UIDs (a Job's in its pods' labels, as <uid of KIND NAME>; a PV's claimR
 placeholder, and that claimRef's resourceVersion), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
 in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
-appear; a CronJob's Jobs' minute suffix as <minute>), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
+appear, a pod's template ResourceClaims' `<pod>-<claim>-` too; a CronJob's Jobs' minute suffix as <minute>), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
 fresh PKI), node status (KWOK's), EndpointSlice generations (how many writes reached the end state), Event counts and names (Events compare as a set of type, reason, object,
 source and message) and the scheduler's Events.
 """
@@ -80,6 +80,12 @@ def generated_names(items):
         svc = md.get("labels", {}).get("kubernetes.io/service-name")
         if o.get("kind") == "EndpointSlice" and svc:
             prefixes.add(svc + "-")
+        # resourceclaim-controller names a template's claim <pod>-<claim>-<random>: one deleted since (its pod done)
+        # is still named in the pod's status.
+        if o.get("kind") == "Pod":
+            for rc in o.get("spec", {}).get("resourceClaims", []):
+                if rc.get("resourceClaimTemplateName") and len(md.get("name", "") + rc.get("name", "")) + 2 <= 57:
+                    prefixes.add(md.get("name", "") + "-" + rc.get("name", "") + "-")
         inv = o.get("involvedObject", {}) if o.get("kind") == "Event" else {}
         if inv.get("kind") in POD_OWNER_KINDS and inv.get("name"):  # an owner deleted since
             prefixes.add(inv["name"] + "-")
