@@ -19,6 +19,9 @@
 #include "options/typed_options.h"
 
 namespace kcm::controllers {
+namespace gc {
+class GarbageCollector;
+}
 
 struct ControllerContext {
   const options::KubeControllerManagerOptions* options = nullptr;
@@ -37,6 +40,9 @@ struct ControllerContext {
     return b->newRecorder(component);
   }
   std::vector<std::shared_ptr<client::EventBroadcaster>> eventBroadcasters;
+  // The garbage collector once built (upstream's ControllerContext.GraphBuilder): the storage version migrator
+  // reads its monitors. Empty when it is off.
+  std::weak_ptr<gc::GarbageCollector> garbageCollector;
   std::stop_token stop;
   std::atomic<bool> informersStarted{false};
   // Registers a debug page on the secure server (e.g. /debug/controllers/garbagecollector/graph), behind the

@@ -36,6 +36,7 @@
 #include "controllers/registry.h"
 #include "controllers/replicaset/replica_set.h"
 #include "controllers/resourceclaim/register_resourceclaim.h"
+#include "controllers/storageversionmigrator/register_svm.h"
 #include "controllers/resourcequota/register_resourcequota.h"
 #include "controllers/rootcacertpublisher/publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -408,6 +409,7 @@ Result<std::unique_ptr<Controller>> startGarbageCollectorController(ControllerCo
   auto ctrl = std::make_shared<gc::GarbageCollector>(*c, std::make_shared<client::DiscoveryClient>(*c),
                                                      *ctx.informerFactory,
                                                      ctx.newEventRecorder(*c, "garbage-collector-controller"));
+  ctx.garbageCollector = ctrl;
   ctx.addDebugHandler("/debug/controllers/garbagecollector/graph",
                       [weak = std::weak_ptr<gc::GarbageCollector>(ctrl)]() -> std::string {
                         auto gc = weak.lock();
@@ -455,6 +457,7 @@ Status registerControllerInitFuncs() {
   registerPodAutoscalerInitFunc(setInit);
   registerVolumeInitFuncs(setInit);
   registerResourceClaimInitFunc(setInit);
+  registerStorageVersionMigratorInitFunc(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

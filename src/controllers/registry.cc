@@ -56,7 +56,7 @@ std::vector<ControllerDescriptor> build() {
       {"serviceaccount-controller", {"serviceaccount"}, false, ""},
       {"serviceaccount-token-controller", {"serviceaccount-token"}, false, ""},
       {"statefulset-controller", {"statefulset"}, false, ""},
-      {"storage-version-migrator-controller", {"svm"}, false, "StorageVersionMigrator"},
+      {"storage-version-migrator-controller", {"svm"}, false, ""},  // its init checks the gates, as upstream
       {"storageversion-garbage-collector-controller", {"storage-version-gc"}, false, "StorageVersionAPI"},
       {"taint-eviction-controller", {}, false, ""},
       {"token-cleaner-controller", {"tokencleaner"}, true, ""},

@@ -41,6 +41,8 @@ class GarbageCollector {
   // Returns at once (see the file comment). Call once.
   void run(int workers, std::stop_token stop);
   std::string graphDOT() const { return graph_->dumpDOT(); }
+  // The dependency graph builder's monitors (upstream GetDependencyGraphBuilder().GetMonitor).
+  const GraphBuilder& graphBuilder() const { return *graph_; }
 
  private:
   friend class GarbageCollectorTestPeer;  // unit tests run the workers' steps one at a time

@@ -167,6 +167,13 @@ GraphBuilder::MonitorCounts GraphBuilder::syncMonitors(const std::vector<client:
   return counts;
 }
 
+informers::SharedInformer<PartialObjectMetadata>* GraphBuilder::getMonitor(
+    const client::GroupVersionResource& gvr) const {
+  std::lock_guard l(monitorsMu_);
+  auto it = monitors_.find(gvr.toString());
+  return it == monitors_.end() ? nullptr : it->second.informer;
+}
+
 bool GraphBuilder::isSynced() const {
   std::lock_guard l(monitorsMu_);
   if (monitors_.empty()) return false;

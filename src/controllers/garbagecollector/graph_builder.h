@@ -115,6 +115,10 @@ class GraphBuilder {
   bool isSynced() const;
   // The monitored resources whose informer has synced (upstream IsResourceSynced, for all at once).
   std::vector<client::APIResourceInfo> syncedResources() const;
+  // upstream GetMonitor (for the storage version migrator): the metadata informer monitoring gvr, whose store
+  // and lastSyncResourceVersion() the caller reads; nullptr when there is no monitor for it.
+  informers::SharedInformer<api::meta::v1::PartialObjectMetadata>* getMonitor(
+      const client::GroupVersionResource& gvr) const;
 
   // For the collector: a copy of a node, if in the graph.
   std::optional<Node> node(const std::string& uid) const;

@@ -29,7 +29,7 @@ std::set<std::string> listAfter(const std::string& help, const std::string& labe
 }
 
 TEST(RegistryUpstream, EveryUpstreamControllerIsInOurTableWithItsDefaultAndInit) {
-  std::ifstream f(std::string(KCM_TESTDATA_DIR) + "/../golden/upstream-help.txt");
+  std::ifstream f(KCM_TESTDATA_DIR "/../golden/upstream-help.txt");
   ASSERT_TRUE(f.good());
   const std::string help((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const auto all = listAfter(help, "All controllers: ");
@@ -51,7 +51,7 @@ TEST(RegistryUpstream, EveryUpstreamControllerIsInOurTableWithItsDefaultAndInit)
   EXPECT_EQ(ourDisabled, disabled);
   EXPECT_EQ(notImplemented,
             (std::set<std::string>{"device-taint-eviction-controller", "podgroup-protection-controller",
-                                   "resourcepoolstatusrequest-controller", "storage-version-migrator-controller",
+                                   "resourcepoolstatusrequest-controller",
                                    "storageversion-garbage-collector-controller",
                                    "validatingadmissionpolicy-status-controller"}));
   // Old names kubeadm and operators still pass.
