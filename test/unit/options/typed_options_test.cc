@@ -170,7 +170,8 @@ TEST(TypedOptions, NotImplementedFlagsAreTheOnesNoCodeReads) {
   auto has = [&](const char* n) {
     return std::any_of(ni.begin(), ni.end(), [&](const char* x) { return std::string(x) == n; });
   };
-  EXPECT_TRUE(has("concurrent-resourceclaim-syncs"));
+  EXPECT_TRUE(has("concurrent-device-taint-eviction-syncs"));
+  EXPECT_FALSE(has("concurrent-resourceclaim-syncs"));
   EXPECT_FALSE(has("concurrent-ephemeralvolume-syncs"));
   EXPECT_FALSE(has("concurrent-statefulset-syncs"));
   EXPECT_FALSE(has("concurrent-daemonset-syncs"));
