@@ -44,7 +44,8 @@ diff_phase() {
   for s in --self-test namespace-basics replication-adoption gc-propagation csr-signing endpoints-basics endpointslice-basics \
     mirroring-servicecidr topology-hints disruption-basics ttl-after-finished job-basics cronjob-basics daemonset-basics statefulset-basics \
     resourcequota-basics hpa-basics pv-protection pvc-protection ephemeral-volume \
-    pv-binder vac-protection attach-detach volume-expand selinux-warning resource-claim; do
+    pv-binder vac-protection attach-detach volume-expand selinux-warning resource-claim \
+    storage-version-migration; do
     if bash hack/diff-upstream.sh "$s"; then pass=$(( pass + 1 )); else fail=$(( fail + 1 )); fi
   done
   echo "${pass} ${fail}" > "${OUTPUT_DIR}/diff-counts"

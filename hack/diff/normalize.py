@@ -12,7 +12,7 @@
 What legitimately differs between two runs and is normalised away: uids, resourceVersions, creation and other
 timestamps, managedFields, an object's own UID repeated in it (a Job's controller-uid labels) and other dumped
 objects' UIDs (a Job's in its pods' labels, as <uid of KIND NAME>; a PV's claimRef to a deleted claim as one
-placeholder, and that claimRef's resourceVersion), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
+placeholder, and that claimRef's resourceVersion; a StorageVersionMigration's recorded resourceVersion as <set>), Services' cluster IPs, pod IPs and UIDs in Endpoints (an address compares as its pod; addresses and subsets then
 in a fixed order), CSR request and credential bytes and the bytes of issued certificates (compared by their
 decoded fields and lifetime), the random suffix of generated names (mapped to `<generateName>*` everywhere they
 appear, a pod's template ResourceClaims' `<pod>-<claim>-` too; a CronJob's Jobs' minute suffix as <minute>), which node the scheduler picked and the IPs KWOK gave, the cluster's own CA and token bytes (each run has a
@@ -162,6 +162,8 @@ def normalize_object(o, names, uids=None):
         ref.pop("resourceVersion", None)
         if ref.get("uid") and not ref["uid"].startswith("<"):
             ref["uid"] = "<uid of a claim not dumped>"
+    if kind == "StorageVersionMigration" and o.get("status", {}).get("resourceVersion"):
+        o["status"]["resourceVersion"] = "<set>"  # the cluster's resourceVersion when it was recorded
     if kind == "CronJob":  # references to its Jobs carry their resourceVersions
         for r in o.get("status", {}).get("active", []):
             r.pop("resourceVersion", None)
