@@ -186,6 +186,8 @@ ENV
     --initial-cluster="e0=http://127.0.0.1:${ETCD_PEER_PORT}" --unsafe-no-fsync --log-level=warn
   wait_http etcd "http://127.0.0.1:${ETCD_PORT}/health" 30 '"health":"true"'
 
+  # internal.apiserver.k8s.io/v1alpha1 (StorageVersions, alpha) is served so that storageversion-garbage-collector-
+  # controller can be shown with its gates on; nothing else changes (the apiserver's StorageVersionAPI stays off).
   log "cluster ${name}: kube-apiserver on https://127.0.0.1:${APISERVER_PORT}"
   start kube-apiserver "${bin}/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
@@ -204,6 +206,7 @@ ENV
     --requestheader-extra-headers-prefix=X-Remote-Extra- --requestheader-group-headers=X-Remote-Group \
     --requestheader-username-headers=X-Remote-User \
     --proxy-client-cert-file="${D}/pki/front-proxy-client.crt" --proxy-client-key-file="${D}/pki/front-proxy-client.key" \
+    --runtime-config=internal.apiserver.k8s.io/v1alpha1=true \
     --profiling=false --v=1
   wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
 

@@ -38,6 +38,8 @@ GROUPS = OrderedDict([
     ("io.k8s.api.scheduling.v1", ("scheduling::v1", "scheduling_v1", "api/scheduling/v1")),
     ("io.k8s.api.scheduling.v1alpha3", ("scheduling::v1alpha3", "scheduling_v1alpha3", "api/scheduling/v1alpha3")),
     ("io.k8s.api.storagemigration.v1", ("storagemigration::v1", "storagemigration_v1", "api/storagemigration/v1")),
+    ("io.k8s.api.apiserverinternal.v1alpha1",
+     ("apiserverinternal::v1alpha1", "apiserverinternal_v1alpha1", "api/apiserverinternal/v1alpha1")),
 ])
 
 # Hand-written types in src/api/support (see types.h there).

@@ -300,9 +300,12 @@ int run(const std::vector<std::string>& args) {
         KLOG_INFO("\"Warning: controller is disabled\" controller=" + quote(d->name));
         continue;
       }
-      if (!d->requiredFeatureGate.empty() && !gates.enabled(d->requiredFeatureGate)) {
+      if (std::any_of(d->requiredFeatureGates.begin(), d->requiredFeatureGates.end(),
+                      [&](const std::string& g) { return !gates.enabled(g); })) {
+        std::string list;
+        for (const auto& g : d->requiredFeatureGates) list += (list.empty() ? "" : " ") + g;
         KLOG_INFO("\"Controller is disabled by a feature gate\" controller=" + quote(d->name) +
-                  " requiredFeatureGates=[" + d->requiredFeatureGate + "]");
+                  " requiredFeatureGates=[" + list + "]");
         continue;
       }
       if (d->name == "serviceaccount-token-controller" &&

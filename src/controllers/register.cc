@@ -36,6 +36,7 @@
 #include "controllers/registry.h"
 #include "controllers/replicaset/replica_set.h"
 #include "controllers/resourceclaim/register_resourceclaim.h"
+#include "controllers/storageversiongc/register_storageversiongc.h"
 #include "controllers/storageversionmigrator/register_svm.h"
 #include "controllers/resourcequota/register_resourcequota.h"
 #include "controllers/rootcacertpublisher/publisher.h"
@@ -458,6 +459,7 @@ Status registerControllerInitFuncs() {
   registerVolumeInitFuncs(setInit);
   registerResourceClaimInitFunc(setInit);
   registerStorageVersionMigratorInitFunc(setInit);
+  registerStorageVersionGCInitFunc(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

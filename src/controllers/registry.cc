@@ -1,6 +1,7 @@
 #include "controllers/registry.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace kcm::controllers {
 namespace {
@@ -23,7 +24,7 @@ std::vector<ControllerDescriptor> build() {
       {"cronjob-controller", {"cronjob"}, false, ""},
       {"daemonset-controller", {"daemonset"}, false, ""},
       {"deployment-controller", {"deployment"}, false, ""},
-      {"device-taint-eviction-controller", {}, false, "DRADeviceTaints"},
+      {"device-taint-eviction-controller", {}, false, "DynamicResourceAllocation,DRADeviceTaints"},
       {"disruption-controller", {"disruption"}, false, ""},
       {"endpoints-controller", {"endpoint"}, false, ""},
       {"endpointslice-controller", {"endpointslice"}, false, ""},
@@ -52,13 +53,13 @@ std::vector<ControllerDescriptor> build() {
       {"resourcequota-controller", {"resourcequota"}, false, ""},
       {"root-ca-certificate-publisher-controller", {"root-ca-cert-publisher"}, false, ""},
       {"selinux-warning-controller", {}, true, "SELinuxChangePolicy"},
-      {"service-cidr-controller", {}, false, ""},
+      {"service-cidr-controller", {}, false, "MultiCIDRServiceAllocator"},
       {"serviceaccount-controller", {"serviceaccount"}, false, ""},
       {"serviceaccount-token-controller", {"serviceaccount-token"}, false, ""},
       {"statefulset-controller", {"statefulset"}, false, ""},
       {"storage-version-migrator-controller", {"svm"}, false, ""},  // its init checks the gates, as upstream
-      {"storageversion-garbage-collector-controller", {"storage-version-gc"}, false, "StorageVersionAPI"},
-      {"taint-eviction-controller", {}, false, ""},
+      {"storageversion-garbage-collector-controller", {"storage-version-gc"}, false, "APIServerIdentity,StorageVersionAPI"},
+      {"taint-eviction-controller", {}, false, "SeparateTaintEvictionController"},
       {"token-cleaner-controller", {"tokencleaner"}, true, ""},
       {"ttl-after-finished-controller", {"ttl-after-finished"}, false, ""},
       {"ttl-controller", {"ttl"}, false, ""},
@@ -71,7 +72,11 @@ std::vector<ControllerDescriptor> build() {
     d.name = r.name;
     d.aliases = r.aliases;
     d.disabledByDefault = r.disabledByDefault;
-    d.requiredFeatureGate = r.gate;
+    for (std::string_view g = r.gate; !g.empty();) {  // "A,B": upstream's requiredFeatureGates, in its order
+      const auto comma = g.find(',');
+      d.requiredFeatureGates.emplace_back(g.substr(0, comma));
+      g = comma == std::string_view::npos ? std::string_view() : g.substr(comma + 1);
+    }
     d.requiresSpecialHandling = d.name == "serviceaccount-token-controller";
     out.push_back(std::move(d));
   }

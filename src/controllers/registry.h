@@ -25,7 +25,7 @@ struct ControllerDescriptor {
   std::string name;                 // canonical, "replicaset-controller"
   std::vector<std::string> aliases; // "replicaset"
   bool disabledByDefault = false;
-  std::string requiredFeatureGate;  // empty: always available
+  std::vector<std::string> requiredFeatureGates;  // all must be on; empty: always available
   bool isCloudProviderController = false;
   bool requiresSpecialHandling = false;  // serviceaccount-token: started first, with the root client
   InitFunc init;                    // null: not implemented yet

@@ -52,14 +52,23 @@ TEST(RegistryUpstream, EveryUpstreamControllerIsInOurTableWithItsDefaultAndInit)
   EXPECT_EQ(notImplemented,
             (std::set<std::string>{"device-taint-eviction-controller", "podgroup-protection-controller",
                                    "resourcepoolstatusrequest-controller",
-                                   "storageversion-garbage-collector-controller",
                                    "validatingadmissionpolicy-status-controller"}));
   // Old names kubeadm and operators still pass.
   EXPECT_EQ(canonicalName("bootstrapsigner"), "bootstrap-signer-controller");
   EXPECT_EQ(canonicalName("tokencleaner"), "token-cleaner-controller");
   EXPECT_EQ(canonicalName("resource-claim-controller"), "resourceclaim-controller");
   EXPECT_EQ(canonicalName("svm"), "storage-version-migrator-controller");
-  EXPECT_FALSE(canonicalName("service-lb-controller").has_value());  // the cloud loops left upstream's registry
+  EXPECT_FALSE(canonicalName("service-lb-controller").has_value());
+  // upstream's requiredFeatureGates, in its order, where a controller has more than one.
+  for (const auto& d : controllerDescriptors()) {
+    if (d.name == "storageversion-garbage-collector-controller") {
+      EXPECT_EQ(d.requiredFeatureGates, (std::vector<std::string>{"APIServerIdentity", "StorageVersionAPI"}));
+    } else if (d.name == "device-taint-eviction-controller") {
+      EXPECT_EQ(d.requiredFeatureGates, (std::vector<std::string>{"DynamicResourceAllocation", "DRADeviceTaints"}));
+    } else if (d.name == "resourceclaim-controller") {
+      EXPECT_EQ(d.requiredFeatureGates, std::vector<std::string>{"DynamicResourceAllocation"});
+    }
+  }  // the cloud loops left upstream's registry
 }
 
 }  // namespace
