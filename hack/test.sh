@@ -45,7 +45,7 @@ diff_phase() {
     mirroring-servicecidr topology-hints disruption-basics ttl-after-finished job-basics cronjob-basics daemonset-basics statefulset-basics \
     resourcequota-basics hpa-basics pv-protection pvc-protection ephemeral-volume \
     pv-binder vac-protection attach-detach volume-expand selinux-warning resource-claim \
-    storage-version-migration; do
+    storage-version-migration storageversion-gc; do
     if bash hack/diff-upstream.sh "$s"; then pass=$(( pass + 1 )); else fail=$(( fail + 1 )); fi
   done
   echo "${pass} ${fail}" > "${OUTPUT_DIR}/diff-counts"
