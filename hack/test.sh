@@ -22,6 +22,19 @@ run = sum(1 for s in r.get("testsuites", []) for t in s.get("testsuite", []) if 
 print(run - failed, failed)
 PY
 }
+failed_names() {  # failed_names FILE: the failed tests of a GoogleTest JSON report, one per line
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception:
+    sys.exit()
+for s in r.get("testsuites", []):
+    for t in s.get("testsuite", []):
+        if t.get("failures"):
+            print("  FAILED %s.%s" % (s.get("name"), t.get("name")))
+PY
+}
 
 log "unit tests"
 rm -f "${OUTPUT_DIR}/unit-results.json"
@@ -46,11 +59,11 @@ diff_phase() {
     resourcequota-basics hpa-basics pv-protection pvc-protection ephemeral-volume \
     pv-binder vac-protection attach-detach volume-expand selinux-warning resource-claim \
     storage-version-migration storageversion-gc; do
-    if bash hack/diff-upstream.sh "$s"; then pass=$(( pass + 1 )); else fail=$(( fail + 1 )); fi
+    if bash hack/diff-upstream.sh "$s"; then pass=$(( pass + 1 )); else fail=$(( fail + 1 )); echo "  FAILED diff $s" >> "${OUTPUT_DIR}/diff-failed"; fi
   done
   echo "${pass} ${fail}" > "${OUTPUT_DIR}/diff-counts"
 }
-rm -f "${OUTPUT_DIR}/e2e-results.json" "${OUTPUT_DIR}/diff-counts"
+rm -f "${OUTPUT_DIR}/e2e-results.json" "${OUTPUT_DIR}/diff-counts" "${OUTPUT_DIR}/diff-failed"
 e2e_rc=0
 if [ -n "${KCM_TEST_SERIAL:-}" ]; then
   log "e2e tests"
@@ -71,8 +84,11 @@ read -r diff_pass diff_fail < "${OUTPUT_DIR}/diff-counts" 2>/dev/null || { diff_
 
 echo
 echo "unit: ${unit_pass} passed, ${unit_fail} failed"
+failed_names "${OUTPUT_DIR}/unit-results.json"
 echo "e2e: ${e2e_pass} passed, ${e2e_fail} failed"
+failed_names "${OUTPUT_DIR}/e2e-results.json"
 echo "diff: ${diff_pass} passed, ${diff_fail} failed"
+cat "${OUTPUT_DIR}/diff-failed" 2>/dev/null || true
 [ $gen_rc -ne 0 ] && echo "typed options: not current (hack/gen-typed-options.py . --check failed; 1 failure)"
 echo "took $(( $(date +%s) - t0 )) s"
 total_fail=$(( unit_fail + e2e_fail + diff_fail ))

@@ -26,6 +26,7 @@
 #include "healthz/server.h"
 #include "informers/factory.h"
 #include "leaderelection/leader_elector.h"
+#include "leaderelection/leader_migration.h"
 #include "options/feature_gates.h"
 #include "options/options.h"
 #include "options/typed_options.h"
@@ -184,6 +185,14 @@ int run(const std::vector<std::string>& args) {
   restCfg->userAgent = version::userAgent("kube-controller-manager");
   auto rootClient = client::RestClient::create(*restCfg);
   if (!rootClient.ok()) return commandFailed(rootClient.status().message());
+  // Leader migration (upstream's LeaderMigrationOptions.ApplyTo): the configuration is read and checked whenever
+  // the flag is on; it takes effect only with leader election.
+  std::optional<leaderelection::LeaderMigrator> migrator;
+  if (opts.leaderMigration.enableLeaderMigration) {
+    auto lm = leaderelection::LoadLeaderMigrationConfiguration(opts.leaderMigration.leaderMigrationConfig);
+    if (!lm.ok()) return commandFailed(lm.status().message());
+    if (opts.generic.leaderElect) migrator.emplace(*lm, "kube-controller-manager");
+  }
 
   // Secure serving, before leader election so standbys answer health checks.
   std::unique_ptr<healthz::SecureServer> server;
@@ -235,7 +244,12 @@ int run(const std::vector<std::string>& args) {
   // upstream's run(): CreateControllerContext (which waits for the apiserver), BuildControllers, start, and wait
   // for stop. With leader election it runs only once leading, so a standby whose apiserver is unreachable keeps
   // trying for the lease instead of exiting. An error is returned before any controller started.
-  auto startControllers = [&](std::stop_token stop) -> Status {
+  // With leader migration the main lock runs the controllers the configuration does not list (and the
+  // serviceaccount-token controller, whose start makes the process ready for the migration lock), the migration
+  // lock the listed ones this component may run.
+  enum class RunSet { kAll, kMain, kMigrated };
+  std::atomic<bool> migrationReady{false};
+  auto startControllers = [&](std::stop_token stop, RunSet set) -> Status {
     // CreateControllerContext.
     controllers::ControllerContext ctx;
     ctx.options = &opts;
@@ -292,8 +306,16 @@ int run(const std::vector<std::string>& args) {
       if (d.requiresSpecialHandling) order.insert(order.begin(), &d);
       else order.push_back(&d);
     RunningControllers running;
+    bool saTokenBuilt = false;
     for (const auto* d : order) {
       if (stop.stop_requested()) break;
+      if (migrator && set != RunSet::kAll) {
+        const auto r = migrator->FilterFunc(d->name);
+        if (set == RunSet::kMain && !d->requiresSpecialHandling && r != leaderelection::FilterResult::kNonMigrated)
+          continue;
+        if (set == RunSet::kMigrated && (d->requiresSpecialHandling || r != leaderelection::FilterResult::kMigrated))
+          continue;
+      }
       // The serviceaccount-token controller is built whatever --controllers says (upstream's BuildControllers
       // starts it before the loop that checks IsControllerEnabled); only a missing key keeps it off.
       if (!d->requiresSpecialHandling && !controllers::isControllerEnabled(d->name, controllerList)) {
@@ -341,6 +363,7 @@ int run(const std::vector<std::string>& args) {
       }
       if (server)
         server->addHealthCheck(d->name, [health, name = d->name] { return controllerHealth(*health, name); });
+      if (d->requiresSpecialHandling) saTokenBuilt = true;
       running.add(d->name, std::move(built).value());
     }
     ctx.informerFactory->setAccessObserver({});
@@ -350,6 +373,14 @@ int run(const std::vector<std::string>& args) {
     {
       std::lock_guard l(health->mu);
       health->informersStartedAt = std::chrono::steady_clock::now();
+    }
+    if (set == RunSet::kMain) {
+      // Ready for the migration lock once the serviceaccount-token controller runs (upstream wraps its
+      // constructor); without that controller (no private key), once the others are built.
+      running.setOnStart([&migrationReady](const std::string& name) {
+        if (name == "serviceaccount-token-controller") migrationReady = true;
+      });
+      if (!saTokenBuilt) migrationReady = true;
     }
     running.startAll(opts.generic.controllerStartInterval, stop);
     while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -363,7 +394,7 @@ int run(const std::vector<std::string>& args) {
   };
 
   if (!opts.generic.leaderElect) {
-    if (Status s = startControllers(gStop.get_token()); !s.ok()) return commandFailed(s.message());
+    if (Status s = startControllers(gStop.get_token(), RunSet::kAll); !s.ok()) return commandFailed(s.message());
     return 0;
   }
 
@@ -389,7 +420,8 @@ int run(const std::vector<std::string>& args) {
   std::mutex runErrMu;
   Status runErr;
   lc.onStartedLeading = [&](std::stop_token stop) {
-    Status s = startControllers(stop);
+    if (migrator) KLOG_INFO("\"leader migration: starting main controllers.\"");
+    Status s = startControllers(stop, migrator ? RunSet::kMain : RunSet::kAll);
     if (!s.ok()) {
       std::lock_guard l(runErrMu);
       runErr = s;
@@ -419,11 +451,55 @@ int run(const std::vector<std::string>& args) {
     processRecorder->event(lease, client::kEventTypeNormal, "LeaderElection", message);
   };
   KLOG_INFO("\"Leader election identity\" identity=" + quote(lc.identity));
+  if (migrator) KLOG_INFO("\"starting leader migration\"");
   leaderelection::LeaderElector elector(*leClient, lc);
-  if (server) server->addHealthCheck("leaderElection", [&elector] {
-    return elector.healthy() ? Status::Ok() : Status(StatusCode::kUnavailable, "failed election to renew leadership on lease");
+  // The migration lock: same namespace, identity and timings, the configuration's leaderName.
+  std::unique_ptr<leaderelection::LeaderElector> migrationElector;
+  if (migrator && migrator->config().resourceLock == leaderelection::kResourceLockLeases) {
+    leaderelection::Config mc = lc;
+    mc.lockName = migrator->config().leaderName;
+    mc.onStartedLeading = [&](std::stop_token stop) {
+      KLOG_INFO("\"leader migration: starting migrated controllers.\"");
+      Status s = startControllers(stop, RunSet::kMigrated);
+      if (!s.ok()) {
+        std::lock_guard l(runErrMu);
+        runErr = s;
+      }
+      electionStop.request_stop();
+    };
+    mc.onStoppedLeading = [releaseOnExit] {
+      KLOG_ERROR("\"migration leaderelection lost/stopped\"");
+      if (releaseOnExit) return;
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(1);
+    };
+    migrationElector = std::make_unique<leaderelection::LeaderElector>(*leClient, mc);
+  }
+  if (server) server->addHealthCheck("leaderElection", [&elector, m = migrationElector.get()] {
+    return elector.healthy() && (!m || m->healthy())
+               ? Status::Ok()
+               : Status(StatusCode::kUnavailable, "failed election to renew leadership on lease");
   });
+  // The migration lock is tried only once the main lock is held and the serviceaccount-token controller runs,
+  // so one instance never holds the migration lock while another holds the main one.
+  std::jthread migration;
+  if (migrator)
+    migration = std::jthread([&] {
+      const std::stop_token stop = electionStop.get_token();
+      while (!migrationReady && !stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (stop.stop_requested()) return;
+      if (!migrationElector) {  // client-go's NewFromKubeconfig refuses the endpoints lock
+        KLOG_ERROR("\"Error creating lock\" err=\"endpoints lock is removed, migrate to leases\"");
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+      migrationElector->run(stop);
+    });
   elector.run(electionStop.get_token());
+  electionStop.request_stop();
+  if (migration.joinable()) migration.join();
   if (server) server->stop();
   std::lock_guard l(runErrMu);
   if (!runErr.ok()) return commandFailed(runErr.message());

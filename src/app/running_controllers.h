@@ -3,6 +3,7 @@
 // controllers, started concurrently with jitter and stopped in reverse start order, what /healthz/<controller>
 // reads, and the shutdown bounded by --controller-shutdown-timeout.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,8 @@ class RunningControllers {
  public:
   void add(std::string name, std::unique_ptr<controllers::Controller> c);
   void startAll(std::chrono::nanoseconds interval, std::stop_token stop);
+  // Called with each controller's name once it has started; set before startAll.
+  void setOnStart(std::function<void(const std::string&)> f) { onStart_ = std::move(f); }
   // Pending starts are cancelled; started controllers shut down, the last started first.
   void shutdownAll();
   std::vector<std::string> runningNames();
@@ -57,6 +60,7 @@ class RunningControllers {
   std::vector<Clock::TimerId> timers_;
   std::vector<Built*> started_;
   bool stopping_ = false;
+  std::function<void(const std::string&)> onStart_;
 };
 
 // Stops what OnStartedLeading started: the informers (their handlers drained), then the controllers in reverse

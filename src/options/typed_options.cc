@@ -458,8 +458,6 @@ const std::vector<const char*>& notImplementedFlags() {
   static const std::vector<const char*> kFlags = {
       "contention-profiling",
       "profiling",
-      "enable-leader-migration",
-      "leader-migration-config",
       "emulated-version",
       "min-compatibility-version",
       "disable-http2-serving",

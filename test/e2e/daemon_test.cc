@@ -53,7 +53,7 @@ TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
   int port = freePort();
   auto args = seedFlags();
   args.push_back("--secure-port=" + std::to_string(port));
-  args.push_back("--concurrent-resourceclaim-syncs=3");  // a flag of a controller this build does not have yet
+  args.push_back("--concurrent-validating-admission-policy-status-syncs=3");  // a flag of a controller not built yet
   Kcm kcm(args, "kcm-seed");
   std::string url = "https://127.0.0.1:" + std::to_string(port);
   char host[256] = {0};
@@ -76,7 +76,7 @@ TEST_F(Daemon, SeedCommandLineStartsLeadsAndServesHealthz) {
   // command line is implemented now (the CSR signing files since the certificates controllers), so none of them does.
   const std::string notImplemented = "Flag is accepted but not implemented by this kube-controller-manager; it has "
                                      "no effect\" flag=";
-  EXPECT_NE(log.find(notImplemented + "\"--concurrent-resourceclaim-syncs\""), std::string::npos) << log.substr(0, 3000);
+  EXPECT_NE(log.find(notImplemented + "\"--concurrent-validating-admission-policy-status-syncs\""), std::string::npos) << log.substr(0, 3000);
   EXPECT_EQ(log.find(notImplemented + "\"--cluster-signing-cert-file\""), std::string::npos);
   EXPECT_EQ(log.find(notImplemented), log.rfind(notImplemented)) << "only the one flag";
 
