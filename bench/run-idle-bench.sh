@@ -4,7 +4,7 @@
 # --controllers=*,bootstrapsigner,tokencleaner. After WARMUP seconds (default 30) we read /proc/PID/status (Threads,
 # VmRSS, VmHWM) and the CPU seconds, then again after WINDOW seconds (default 60) of idling.
 # Usage: bench/run-idle-bench.sh [WARMUP=30] [WINDOW=60]   (IDLE_CONTROLLERS=... for another --controllers, e.g.
-# with the controllers upstream leaves off by default)
+# with the controllers upstream leaves off by default; IDLE_EXTRA_FLAGS=... adds flags to both, e.g. feature gates)
 . "$(dirname "$0")/../hack/lib.sh"
 warmup="${1:-30}" window="${2:-60}"
 bash "${REPO_ROOT}/hack/build.sh" --target kube-controller-manager >/dev/null
@@ -15,6 +15,8 @@ eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
 . "${REPO_ROOT}/bench/lib.sh"
 controllers="${IDLE_CONTROLLERS:-*,bootstrapsigner,tokencleaner}"
 seed_flags "${controllers}"
+read -r -a extra_flags <<<"${IDLE_EXTRA_FLAGS:-}"
+FLAGS+=("${extra_flags[@]}")
 
 proc_threads() { awk '/^Threads:/{print $2}' "/proc/$1/status"; }
 
@@ -30,7 +32,7 @@ run_one() {  # run_one LABEL BINARY
   echo "$(proc_threads "$KCM_PID") $(proc_rss_mib "$KCM_PID") $(echo "($cpu1 - $cpu0) * 60 / $window" | bc -l)" >"${CLUSTER_DIR}/idle-$1"
   kill -TERM "$KCM_PID"; wait "$KCM_PID" 2>/dev/null || true
 }
-echo "$(nproc) cores, $(date -u +%Y-%m-%d), seed flags, --controllers=${controllers}, warm-up ${warmup} s"
+echo "$(nproc) cores, $(date -u +%Y-%m-%d), seed flags, --controllers=${controllers} ${IDLE_EXTRA_FLAGS:-}, warm-up ${warmup} s"
 run_one kcm-cpp "${OUTPUT_DIR}/bin/kube-controller-manager"
 run_one upstream "${CONTROL_PLANE_BIN}/kube-controller-manager"
 read -r t1 r1 c1 <"${CLUSTER_DIR}/idle-kcm-cpp"

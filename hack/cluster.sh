@@ -188,6 +188,8 @@ ENV
 
   # internal.apiserver.k8s.io/v1alpha1 (StorageVersions, alpha) is served so that storageversion-garbage-collector-
   # controller can be shown with its gates on; nothing else changes (the apiserver's StorageVersionAPI stays off).
+  # GenericWorkload (beta, off by default) with scheduling.k8s.io/v1beta1 serves PodGroups (and the PodGroupProtection
+  # admission plugin's finalizer) for podgroup-protection-controller.
   log "cluster ${name}: kube-apiserver on https://127.0.0.1:${APISERVER_PORT}"
   start kube-apiserver "${bin}/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
@@ -206,7 +208,8 @@ ENV
     --requestheader-extra-headers-prefix=X-Remote-Extra- --requestheader-group-headers=X-Remote-Group \
     --requestheader-username-headers=X-Remote-User \
     --proxy-client-cert-file="${D}/pki/front-proxy-client.crt" --proxy-client-key-file="${D}/pki/front-proxy-client.key" \
-    --runtime-config=internal.apiserver.k8s.io/v1alpha1=true \
+    --runtime-config=internal.apiserver.k8s.io/v1alpha1=true,scheduling.k8s.io/v1beta1=true \
+    --feature-gates=GenericWorkload=true \
     --profiling=false --v=1
   wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
 

@@ -36,6 +36,7 @@
 #include "controllers/registry.h"
 #include "controllers/replicaset/replica_set.h"
 #include "controllers/resourceclaim/register_resourceclaim.h"
+#include "controllers/scheduling/register_scheduling.h"
 #include "controllers/storageversiongc/register_storageversiongc.h"
 #include "controllers/storageversionmigrator/register_svm.h"
 #include "controllers/resourcequota/register_resourcequota.h"
@@ -460,6 +461,7 @@ Status registerControllerInitFuncs() {
   registerResourceClaimInitFunc(setInit);
   registerStorageVersionMigratorInitFunc(setInit);
   registerStorageVersionGCInitFunc(setInit);
+  registerSchedulingInitFuncs(setInit);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

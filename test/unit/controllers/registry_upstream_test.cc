@@ -50,7 +50,7 @@ TEST(RegistryUpstream, EveryUpstreamControllerIsInOurTableWithItsDefaultAndInit)
   EXPECT_EQ(ours, all);
   EXPECT_EQ(ourDisabled, disabled);
   EXPECT_EQ(notImplemented,
-            (std::set<std::string>{"device-taint-eviction-controller", "podgroup-protection-controller",
+            (std::set<std::string>{"device-taint-eviction-controller",
                                    "resourcepoolstatusrequest-controller",
                                    "validatingadmissionpolicy-status-controller"}));
   // Old names kubeadm and operators still pass.
