@@ -65,13 +65,13 @@ TEST_F(StorageVersionMigrator, ACRDsObjectsAreRewrittenAtTheNewStorageVersion) {
            version("v2", v2Storage) + "]}}";
   };
   apply(crdJson(false));
-  ASSERT_TRUE(waitFor([&] { return kubectl({"get", "widgets", "-n", ns()}).ok(); }, 60s));
+  ASSERT_TRUE(waitFor([&] { return kubectl({"get", crd, "-n", ns()}).ok(); }, 60s));
   std::map<std::string, std::string> before;
   for (int i = 0; i < 3; ++i) {
     const std::string w = "w" + std::to_string(i);
     apply(R"({"apiVersion":")" + group + R"(/v1","kind":"Widget","metadata":{"name":")" + w + R"(","namespace":")" +
           ns() + R"("},"size":)" + std::to_string(i) + "}");
-    before[w] = get("widget", w, ".metadata.resourceVersion", ns());
+    before[w] = get(crd, w, ".metadata.resourceVersion", ns());
   }
   apply(crdJson(true));
   ASSERT_TRUE(waitFor([&] { return get("crd", crd, ".status.storedVersions") == R"(["v1","v2"])"; }, 30s))
@@ -82,7 +82,7 @@ TEST_F(StorageVersionMigrator, ACRDsObjectsAreRewrittenAtTheNewStorageVersion) {
   EXPECT_TRUE(waitFor([&] { return cond(name, "Succeeded", "status") == "True"; }, 240s))
       << get("storageversionmigration", name, ".status");
   for (const auto& [w, rv] : before)
-    EXPECT_NE(get("widget", w, ".metadata.resourceVersion", ns()), rv) << w << " was not written again";
+    EXPECT_NE(get(crd, w, ".metadata.resourceVersion", ns()), rv) << w << " was not written again";
   EXPECT_TRUE(waitFor([&] { return get("crd", crd, ".status.storedVersions") == R"(["v2"])"; }, 30s))
       << get("crd", crd, ".status");
   const std::string crdCond = ".status.conditions[?(@.type==\"StorageMigrating\")].";
