@@ -133,11 +133,7 @@ int run(const std::vector<std::string>& args) {
   }
   if (cl.version) {
     if (*cl.version == "raw") {
-      const auto& v = version::get();
-      std::printf("version.Info{Major:\"%s\", Minor:\"%s\", GitVersion:\"%s\", GitCommit:\"%s\", GitTreeState:\"%s\", "
-                  "BuildDate:\"%s\", Compiler:\"%s\", Platform:\"%s\"}\n",
-                  v.major.c_str(), v.minor.c_str(), v.gitVersion.c_str(), v.gitCommit.c_str(), v.gitTreeState.c_str(),
-                  v.buildDate.c_str(), v.compiler.c_str(), v.platform.c_str());
+      std::printf("%s\n", version::rawLine().c_str());
     } else if (*cl.version != "false") {
       std::printf("%s\n", version::versionLine().c_str());
     }

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "version_stamp.h"
+
 namespace kcm::version {
 namespace {
 
@@ -18,10 +20,11 @@ Info makeInfo() {
     i.minor = std::string(v.substr(dot1 + 1, dot2 == std::string_view::npos ? v.npos : dot2 - dot1 - 1));
   }
   i.gitCommit = KCM_GIT_COMMIT;
-  i.gitTreeState = "clean";
-  i.buildDate = __DATE__ " " __TIME__;
+  i.gitTreeState = KCM_GIT_TREE_STATE;
+  i.buildDate = KCM_BUILD_DATE;
   i.compiler = "gcc";
   i.platform = "linux/amd64";
+  i.build = std::string("kcm-cpp ") + KCM_GIT_DESCRIBE + " (gcc " + __VERSION__ + ")";
   return i;
 }
 
@@ -33,6 +36,17 @@ const Info& get() {
 }
 
 std::string versionLine() { return "Kubernetes " + get().gitVersion; }
+
+std::string rawLine() {
+  const Info& i = get();
+  auto field = [](const char* name, const std::string& value) { return std::string(name) + ":\"" + value + "\""; };
+  return "version.Info{" + field("Major", i.major) + ", " + field("Minor", i.minor) + ", " +
+         field("EmulationMajor", "") + ", " + field("EmulationMinor", "") + ", " + field("MinCompatibilityMajor", "") +
+         ", " + field("MinCompatibilityMinor", "") + ", " + field("GitVersion", i.gitVersion) + ", " +
+         field("GitCommit", i.gitCommit) + ", " + field("GitTreeState", i.gitTreeState) + ", " +
+         field("BuildDate", i.buildDate) + ", " + field("GoVersion", "") + ", " + field("Compiler", i.compiler) + ", " +
+         field("Platform", i.platform) + ", " + field("Build", i.build) + "}";
+}
 
 std::string userAgent(const std::string& command, const std::string& clientName) {
   const Info& i = get();

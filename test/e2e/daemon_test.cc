@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "api/gen/authentication_v1_codec.h"
@@ -380,6 +381,17 @@ TEST_F(Daemon, HelpMatchesUpstreamByteForByte) {
   ExecResult v = exec({kcmBinary(), "--version"});
   ExecResult uv = exec({std::string(std::getenv("CONTROL_PLANE_BIN")) + "/kube-controller-manager", "--version"});
   EXPECT_EQ(v.out, uv.out);
+  // --version=raw: upstream's fields in upstream's order, our build as one more field at the end.
+  auto fieldNames = [](const std::string& raw) {
+    std::string names;
+    std::regex field(R"re((\w+):")re");
+    for (auto it = std::sregex_iterator(raw.begin(), raw.end(), field); it != std::sregex_iterator(); ++it)
+      names += (*it)[1].str() + ",";
+    return names;
+  };
+  ExecResult raw = exec({kcmBinary(), "--version=raw"});
+  ExecResult uraw = exec({std::string(std::getenv("CONTROL_PLANE_BIN")) + "/kube-controller-manager", "--version=raw"});
+  EXPECT_EQ(fieldNames(raw.out), fieldNames(uraw.out) + "Build,") << raw.out << uraw.out;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <vector>
 
 namespace kcm::version {
 namespace {
@@ -21,6 +22,24 @@ TEST(Version, UserAgentHasClientGoShape) {
       ua, std::regex(R"(kube-controller-manager/v1\.\d+\.\d+ \(linux/amd64\) kubernetes/\w{1,7}/replicaset-controller)")))
       << ua;
   EXPECT_EQ(userAgent("kcm").find("/replicaset"), std::string::npos);
+}
+
+TEST(Version, RawIsUpstreamsInfoWithOurBuildLast) {
+  const std::string raw = rawLine();
+  // Go's %#v of component-base's version.Info: every field quoted, in its order.
+  std::regex field(R"re((\w+):"([^"]*)")re");
+  std::vector<std::string> names;
+  for (auto it = std::sregex_iterator(raw.begin(), raw.end(), field); it != std::sregex_iterator(); ++it)
+    names.push_back((*it)[1]);
+  EXPECT_EQ(names, (std::vector<std::string>{"Major", "Minor", "EmulationMajor", "EmulationMinor",
+                                             "MinCompatibilityMajor", "MinCompatibilityMinor", "GitVersion",
+                                             "GitCommit", "GitTreeState", "BuildDate", "GoVersion", "Compiler",
+                                             "Platform", "Build"}));
+  EXPECT_EQ(raw.rfind("version.Info{Major:\"1\", ", 0), 0u) << raw;
+  EXPECT_NE(raw.find("GitVersion:\"" + get().gitVersion + "\""), std::string::npos) << raw;
+  EXPECT_TRUE(std::regex_search(raw, std::regex(R"re(BuildDate:"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")re"))) << raw;
+  EXPECT_TRUE(std::regex_search(raw, std::regex(R"re(GitTreeState:"(clean|dirty)")re"))) << raw;
+  EXPECT_EQ(get().build.rfind("kcm-cpp ", 0), 0u) << get().build;
 }
 
 }  // namespace
