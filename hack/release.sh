@@ -17,7 +17,7 @@ commits="$(git -C "${REPO_ROOT}" rev-list --count HEAD 2>/dev/null || echo 0)"
 hash="$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 cmake --build "${BUILD_DIR}" --target release-binary >/dev/null
 mkdir -p "${REL}"
-rm -f "${REL}"/*.deb
+rm -f "${REL}"/*.deb "${BUILD_DIR}"/release/*.deb
 (cd "${BUILD_DIR}" && cpack -G DEB -D CPACK_DEBIAN_PACKAGE_RELEASE="${commits}.g${hash}" >/dev/null) ||
   die "cpack failed (run: cd ${BUILD_DIR} && cpack -G DEB --verbose)"
 ln -sfn "${BUILD_DIR}/release/kube-controller-manager" "${REL}/kube-controller-manager"

@@ -63,24 +63,35 @@ diff_phase() {
   done
   echo "${pass} ${fail}" > "${OUTPUT_DIR}/diff-counts"
 }
-rm -f "${OUTPUT_DIR}/e2e-results.json" "${OUTPUT_DIR}/diff-counts" "${OUTPUT_DIR}/diff-failed"
+# The release artefacts as an operator gets them (test/packaging/run.sh): the .deb installed, the OCI image run by
+# podman, and that image running the controllers against a cluster of its own.
+packaging_phase() {
+  bash test/packaging/run.sh > "${OUTPUT_DIR}/packaging.log" 2>&1 || true
+  grep -E '^(PASS|FAIL) packaging/' "${OUTPUT_DIR}/packaging.log" || true
+}
+rm -f "${OUTPUT_DIR}/e2e-results.json" "${OUTPUT_DIR}/diff-counts" "${OUTPUT_DIR}/diff-failed" "${OUTPUT_DIR}/packaging.log"
 e2e_rc=0
 if [ -n "${KCM_TEST_SERIAL:-}" ]; then
   log "e2e tests"
   bash test/e2e/run.sh || e2e_rc=$?
   log "differential scenarios beside upstream"
   diff_phase
+  log "packaging"
+  packaging_phase
 else
   log "e2e tests, and differential scenarios beside upstream at the same time (their output follows the e2e output)"
-  diff_phase > "${OUTPUT_DIR}/diff-phase.log" 2>&1 &
+  { diff_phase; packaging_phase; } > "${OUTPUT_DIR}/diff-phase.log" 2>&1 &
   diff_pid=$!
   bash test/e2e/run.sh || e2e_rc=$?
   wait "${diff_pid}" || true
-  log "differential scenarios beside upstream (run during the e2e tests)"
+  log "differential scenarios beside upstream, then packaging (run during the e2e tests)"
   cat "${OUTPUT_DIR}/diff-phase.log"
 fi
 read -r e2e_pass e2e_fail < <(counts "${OUTPUT_DIR}/e2e-results.json")
 read -r diff_pass diff_fail < "${OUTPUT_DIR}/diff-counts" 2>/dev/null || { diff_pass=0; diff_fail=1; }
+pkg_pass="$(grep -c '^PASS packaging/' "${OUTPUT_DIR}/packaging.log" 2>/dev/null || true)"
+pkg_fail="$(grep -c '^FAIL packaging/' "${OUTPUT_DIR}/packaging.log" 2>/dev/null || true)"
+[ "$(( ${pkg_pass:-0} + ${pkg_fail:-0} ))" -eq 0 ] && pkg_fail=1  # never ran to the end
 
 echo
 echo "unit: ${unit_pass} passed, ${unit_fail} failed"
@@ -89,11 +100,13 @@ echo "e2e: ${e2e_pass} passed, ${e2e_fail} failed"
 failed_names "${OUTPUT_DIR}/e2e-results.json"
 echo "diff: ${diff_pass} passed, ${diff_fail} failed"
 cat "${OUTPUT_DIR}/diff-failed" 2>/dev/null || true
+echo "packaging: ${pkg_pass:-0} passed, ${pkg_fail:-0} failed"
+grep '^FAIL packaging/' "${OUTPUT_DIR}/packaging.log" 2>/dev/null | sed 's/^FAIL /  FAILED /' || true
 [ $gen_rc -ne 0 ] && echo "typed options: not current (hack/gen-typed-options.py . --check failed; 1 failure)"
 echo "took $(( $(date +%s) - t0 )) s"
-total_fail=$(( unit_fail + e2e_fail + diff_fail ))
+total_fail=$(( unit_fail + e2e_fail + diff_fail + pkg_fail ))
 [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))  # crashed before reporting
 [ $e2e_rc -ne 0 ] && [ "$e2e_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))
 [ $gen_rc -ne 0 ] && total_fail=$(( total_fail + 1 ))
-echo "$(( unit_pass + e2e_pass + diff_pass )) passed, ${total_fail} failed"
-[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ] && [ $diff_fail -eq 0 ]
+echo "$(( unit_pass + e2e_pass + diff_pass + pkg_pass )) passed, ${total_fail} failed"
+[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ] && [ $diff_fail -eq 0 ] && [ "$pkg_fail" -eq 0 ]
