@@ -1,5 +1,6 @@
 #include "app/controller_manager.h"
 #include "app/running_controllers.h"
+#include "app/component_metrics.h"
 
 #include <unistd.h>
 
@@ -158,6 +159,7 @@ int run(const std::vector<std::string>& args) {
   for (const auto& fg : opts.generic.featureGates)
     if (Status s = gates.set(fg, gateWarnings); !s.ok()) return commandFailed(s.message());
   for (const auto& w : gateWarnings) KLOG_WARNING(w);
+  app::registerComponentMetrics(gates);
 
   for (auto& e : options::validate(opts, controllers::validateControllers(opts.generic.controllers)))
     errs.push_back(std::move(e));
@@ -277,6 +279,7 @@ int run(const std::vector<std::string>& args) {
     ctx.informerFactory = std::make_unique<informers::SharedInformerFactory>(
         *informersClient, informers::resyncPeriod(std::chrono::duration_cast<Clock::Duration>(opts.generic.minResyncPeriod)), RealClock::get(),
         *metadataClient);
+    ctx.informerFactory->setInformerName("kube-controller-manager");
     // If the apiserver is not up yet, wait a while before failing (apiserver and kcm often start together).
     if (Status s = waitForAPIServer(**informersClient, std::chrono::seconds(10)); !s.ok()) {
       KLOG_ERROR("\"Error building controller context\" err=" + quote(s.message()));
@@ -328,7 +331,8 @@ int run(const std::vector<std::string>& args) {
       }
       if (d->name == "serviceaccount-token-controller" &&
           opts.serviceaccountController.serviceAccountPrivateKeyFile.empty()) {
-        KLOG_INFO("\"Controller is disabled because there is no private key\" controller=" + quote(d->name));
+        KLOG_INFO("\"Controller is disabled because there is no private key\" logger=" + quote(d->name) +
+                  " controller=" + quote(d->name));
         continue;
       }
       if (!d->init) {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <exception>
 
+#include "base/log.h"
+
 namespace kcm {
 
 namespace {
@@ -13,9 +15,9 @@ void runGuarded(const Executor::Task& t) {
   try {
     t();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "executor: task threw: %s\n", e.what());
+    KLOG_ERROR("\"Observed a panic\" panic=" + log::quote(e.what()));
   } catch (...) {
-    std::fprintf(stderr, "executor: task threw\n");
+    KLOG_ERROR("\"Observed a panic\" panic=\"unknown exception\"");
   }
 }
 }  // namespace

@@ -1,13 +1,16 @@
 #include "base/log.h"
+#include "base/klog_text.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kcm::log {
@@ -23,7 +26,7 @@ bool globMatch(const char* p, const char* s) {
   return *s && (*p == '?' || *p == *s) && globMatch(p + 1, s + 1);
 }
 
-std::string jsonEscape(const std::string& s) {
+std::string jsonEscape(std::string_view s) {
   std::string o;
   for (char c : s) {
     if (c == '"' || c == '\\') o += '\\';
@@ -31,11 +34,93 @@ std::string jsonEscape(const std::string& s) {
       o += "\\n";
       continue;
     }
+    if (c == '\t') {
+      o += "\\t";
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) continue;
     o += c;
   }
   return o;
 }
+
+// A klog value as JSON: quoted strings unescaped and re-escaped, numbers and booleans as they are, anything else
+// (Go's printed structs, multi-line blocks) as a string.
+std::string jsonValue(std::string_view v) {
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
+    std::string raw;
+    for (size_t i = 1; i + 1 < v.size(); ++i) {
+      if (v[i] == '\\' && i + 2 < v.size()) {
+        char n = v[++i];
+        raw += n == 'n' ? '\n' : n == 't' ? '\t' : n;
+      } else {
+        raw += v[i];
+      }
+    }
+    return "\"" + jsonEscape(raw) + "\"";
+  }
+  if (v == "true" || v == "false") return std::string(v);
+  bool number = !v.empty();
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!(std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.' || (i == 0 && v[i] == '-') || v[i] == 'e' ||
+          v[i] == '+'))
+      number = false;
+  if (number && std::isdigit(static_cast<unsigned char>(v.back()))) return std::string(v);
+  if (v.size() >= 4 && v.substr(0, 2) == "<\n" && v.substr(v.size() - 2) == " >") v = v.substr(2, v.size() - 4);
+  return "\"" + jsonEscape(v) + "\"";
+}
+
+// component-base's JSON line for one of our klog messages: `"message" k="v" ...` becomes msg plus one field per
+// pair; a printf-style line is its msg. Info lines carry "v" (the level it was logged at); error lines do not.
+std::string jsonLine(char severity, const char* caller, int line, std::string_view msg, int v) {
+  using namespace std::chrono;
+  char ts[64];
+  std::snprintf(ts, sizeof ts, "%.3f",
+                static_cast<double>(duration_cast<microseconds>(system_clock::now().time_since_epoch()).count()) / 1e3);
+  std::string out = std::string("{\"ts\":") + ts + ",\"caller\":\"" + jsonEscape(caller) + ":" + std::to_string(line) +
+                    "\",\"msg\":";
+  std::string fields;
+  if (!msg.empty() && msg.front() == '"') {
+    size_t end = klogValueEnd(msg, 0);
+    out += jsonValue(msg.substr(0, end));
+    size_t i = end;
+    while (i < msg.size()) {
+      while (i < msg.size() && msg[i] == ' ') ++i;
+      size_t eq = msg.find('=', i);
+      if (eq == std::string_view::npos || msg.substr(i, eq - i).find(' ') != std::string_view::npos) break;
+      size_t ve = klogValueEnd(msg, eq + 1);
+      fields += ",\"" + jsonEscape(msg.substr(i, eq - i)) + "\":" + jsonValue(msg.substr(eq + 1, ve - eq - 1));
+      i = ve;
+    }
+  } else {
+    out += "\"" + jsonEscape(msg) + "\"";
+  }
+  if (severity != 'E') out += ",\"v\":" + std::to_string(v);
+  return out + fields + "}\n";
+}
 }  // namespace
+
+size_t klogValueEnd(std::string_view s, size_t i) {
+  if (i < s.size() && s[i] == '"') {
+    for (++i; i < s.size(); ++i) {
+      if (s[i] == '\\') ++i;
+      else if (s[i] == '"') return i + 1;
+    }
+    return s.size();
+  }
+  if (i < s.size() && s[i] == '<') {
+    size_t e = s.find("\n >", i);
+    return e == std::string_view::npos ? s.size() : e + 3;
+  }
+  int depth = 0;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '{' || c == '[') ++depth;
+    else if ((c == '}' || c == ']') && depth > 0) --depth;
+    else if (c == ' ' && depth == 0) break;
+  }
+  return i;
+}
 
 void setVerbosity(int v) { gVerbosity = v; }
 int verbosity() { return gVerbosity.load(); }
@@ -66,7 +151,7 @@ int verbosityFor(const char* file) {
   return gVerbosity.load();
 }
 
-void write(char severity, const char* file, int line, const std::string& msg) {
+void write(char severity, const char* file, int line, const std::string& msg, int v) {
   using namespace std::chrono;
   auto now = system_clock::now();
   std::time_t t = system_clock::to_time_t(now);
@@ -77,12 +162,9 @@ void write(char severity, const char* file, int line, const std::string& msg) {
   for (const char* p = file; *p; ++p)
     if (*p == '/') base = p + 1;
   if (gJson.load()) {
-    char ts[64];
-    std::snprintf(ts, sizeof ts, "%.6f", duration<double>(now.time_since_epoch()).count());
-    std::string out = std::string("{\"ts\":") + ts + ",\"caller\":\"" + base + ":" + std::to_string(line) +
-                      "\",\"msg\":\"" + jsonEscape(msg) + "\"" +
-                      (severity == 'E' ? ",\"err\":true" : ",\"v\":0") + "}\n";
-    std::fwrite(out.data(), 1, out.size(), severity == 'E' ? stderr : stdout);
+    // Everything on stderr, as component-base's JSON logger without --log-json-split-stream.
+    std::string out = jsonLine(severity, base, line, msg, v);
+    std::fwrite(out.data(), 1, out.size(), stderr);
     return;
   }
   char head[96];

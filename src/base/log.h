@@ -14,7 +14,9 @@ void setJsonFormat(bool json);
 void setVModule(const std::string& spec);
 // The verbosity in force for a source file (vmodule match, else -v).
 int verbosityFor(const char* file);
-void write(char severity, const char* file, int line, const std::string& msg);
+// One line: klog's text header and msg, or with --logging-format=json upstream's JSON object (ts in ms, caller,
+// msg, v for info lines, then msg's key="value" pairs as fields). `v`: the verbosity the line was logged at.
+void write(char severity, const char* file, int line, const std::string& msg, int v = 0);
 // A klog key=value value: the string in double quotes, '"' and '\\' escaped.
 std::string quote(const std::string& s);
 
@@ -24,7 +26,7 @@ std::string quote(const std::string& s);
 #define KLOG_INFO(msg) KLOG('I', msg)
 #define KLOG_WARNING(msg) KLOG('W', msg)
 #define KLOG_ERROR(msg) KLOG('E', msg)
-#define KLOG_V(n, msg)                                            \
-  do {                                                            \
-    if ((n) <= ::kcm::log::verbosityFor(__FILE__)) KLOG('I', msg); \
+#define KLOG_V(n, msg)                                                                      \
+  do {                                                                                      \
+    if ((n) <= ::kcm::log::verbosityFor(__FILE__)) ::kcm::log::write('I', __FILE__, __LINE__, (msg), (n)); \
   } while (0)

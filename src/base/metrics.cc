@@ -1,6 +1,7 @@
 #include "base/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -55,16 +56,68 @@ std::vector<double> exponentialBuckets(double start, double factor, int count) {
   return b;
 }
 
+std::vector<double> linearBuckets(double start, double width, int count) {
+  std::vector<double> b;
+  for (int i = 0; i < count; ++i) b.push_back(start + width * i);
+  return b;
+}
+
 Registry& Registry::global() {
   static Registry r;
   return r;
+}
+
+namespace {
+// The metrics upstream kcm declares BETA or STABLE (component-base StabilityLevel); every other is ALPHA.
+const std::map<std::string, const char*>& declaredStability() {
+  static const std::map<std::string, const char*> m = {
+      {"cronjob_controller_job_creation_skew_duration_seconds", "STABLE"},
+      {"disabled_metrics_total", "BETA"},
+      {"hidden_metrics_total", "BETA"},
+      {"horizontal_pod_autoscaler_controller_metric_computation_duration_seconds", "BETA"},
+      {"horizontal_pod_autoscaler_controller_metric_computation_total", "BETA"},
+      {"horizontal_pod_autoscaler_controller_reconciliation_duration_seconds", "BETA"},
+      {"horizontal_pod_autoscaler_controller_reconciliations_total", "BETA"},
+      {"job_controller_job_pods_finished_total", "STABLE"},
+      {"job_controller_job_sync_duration_seconds", "STABLE"},
+      {"job_controller_job_syncs_total", "STABLE"},
+      {"job_controller_jobs_finished_total", "STABLE"},
+      {"job_controller_pod_failures_handled_by_failure_policy_total", "BETA"},
+      {"job_controller_terminated_pods_tracking_finalizer_total", "BETA"},
+      {"kubernetes_build_info", "BETA"},
+      {"kubernetes_feature_enabled", "BETA"},
+      {"node_collector_evictions_total", "STABLE"},
+      {"registered_metrics_total", "BETA"},
+      {"running_managed_controllers", "BETA"},
+      {"workqueue_adds_total", "BETA"},
+      {"workqueue_depth", "BETA"},
+      {"workqueue_longest_running_processor_seconds", "BETA"},
+      {"workqueue_queue_duration_seconds", "BETA"},
+      {"workqueue_retries_total", "BETA"},
+      {"workqueue_unfinished_work_seconds", "BETA"},
+      {"workqueue_work_duration_seconds", "BETA"},
+  };
+  return m;
+}
+}  // namespace
+
+std::string stabilityLevel(const std::string& name) {
+  auto it = declaredStability().find(name);
+  return it == declaredStability().end() ? "ALPHA" : it->second;
+}
+
+std::string withStability(const std::string& name, const std::string& help) {
+  // component-base prints a metric's stability level before its help; the Prometheus process collector's
+  // metrics (process_*) carry none.
+  if (help.rfind("[", 0) == 0 || name.rfind("process_", 0) == 0) return help;
+  return "[" + stabilityLevel(name) + "] " + help;
 }
 
 Registry::Family& Registry::family(const std::string& name, Type t, const std::string& help) {
   auto [it, inserted] = families_.try_emplace(name);
   if (inserted) {
     it->second.type = t;
-    it->second.help = help;
+    it->second.help = withStability(name, help);
   }
   return it->second;
 }
@@ -94,14 +147,37 @@ Histogram& Registry::histogram(const std::string& name, const std::string& help,
   return *p;
 }
 
+std::string formatValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  // The shortest digits that read back as v, then Go's 'g' layout for them: scientific when the decimal exponent
+  // is below -4 or at least 6 (mantissa "d.ddd", exponent signed with two digits at least), plain otherwise.
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  const size_t e = sci.find('e');
+  const int exp = std::atoi(sci.c_str() + e + 1);
+  std::string out = v < 0 ? "-" : "";
+  std::string digits;
+  for (size_t i = v < 0 ? 1 : 0; i < e; ++i)
+    if (sci[i] != '.') digits += sci[i];
+  if (exp < -4 || exp >= 6) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    char ebuf[8];
+    std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    return out + ebuf;
+  }
+  if (exp < 0) return out + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+  const size_t intDigits = static_cast<size_t>(exp) + 1;
+  if (digits.size() <= intDigits) return out + digits + std::string(intDigits - digits.size(), '0');
+  return out + digits.substr(0, intDigits) + "." + digits.substr(intDigits);
+}
+
 namespace {
 
-std::string fmt(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string fmt(double v) { return formatValue(v); }
 
 std::string labelText(const Labels& labels, const std::string& extraKey = "", const std::string& extraVal = "") {
   if (labels.empty() && extraKey.empty()) return "";
@@ -152,6 +228,20 @@ void Registry::removeCollector(const std::string& name) {
   collectors_.erase(name);
 }
 
+void Registry::updateRegisteredCounts() {
+  std::map<std::string, double> byLevel;
+  {
+    std::lock_guard l(mu_);
+    for (const auto& [name, f] : families_)
+      if (name.rfind("process_", 0) != 0 && name != "registered_metrics_total") ++byLevel[stabilityLevel(name)];
+    for (const auto& [name, c] : collectors_) ++byLevel[stabilityLevel(name)];
+  }
+  for (const auto& [level, n] : byLevel)
+    counter("registered_metrics_total", "The count of registered metrics broken by stability level and deprecation version.",
+            {{"deprecated_version", ""}, {"stability_level", level}})
+        .set(n);
+}
+
 std::string Registry::render() const {
   std::lock_guard l(mu_);
   // Families by name, the collected ones among them: what a collector returns is rendered in place.
@@ -160,7 +250,7 @@ std::string Registry::render() const {
     auto series = c.fn();
     if (series.empty()) continue;
     std::string& text = collected[name];
-    text = "# HELP " + name + " " + escapeHelp(c.help) + "\n# TYPE " + name + " gauge\n";
+    text = "# HELP " + name + " " + escapeHelp(withStability(name, c.help)) + "\n# TYPE " + name + " gauge\n";
     std::sort(series.begin(), series.end());
     for (const auto& [labels, v] : series) text += name + labelText(labels) + " " + fmt(v) + "\n";
   }

@@ -52,6 +52,17 @@ class Histogram {
 };
 
 std::vector<double> exponentialBuckets(double start, double factor, int count);
+std::vector<double> linearBuckets(double start, double width, int count);
+
+// A sample value as client_golang writes it (Go's strconv.FormatFloat(v, 'g', -1, 64)): 0.004, 1e-08, 16384,
+// 7.985996707e+09, +Inf.
+std::string formatValue(double v);
+// A family's help as printed: "[ALPHA] " (component-base's default stability level) unless it names its own
+// ("[BETA] ...") or is one of the process collector's (process_*), which carry none; the level is upstream's
+// declaration for the name (stabilityLevel).
+std::string withStability(const std::string& name, const std::string& help);
+// The stability level upstream declares for a metric name: STABLE, BETA or (the default) ALPHA.
+std::string stabilityLevel(const std::string& name);
 
 class Registry {
  public:
@@ -66,6 +77,9 @@ class Registry {
   using CollectFunc = std::function<std::vector<std::pair<Labels, double>>()>;
   void setCollector(const std::string& name, const std::string& help, CollectFunc fn);
   void removeCollector(const std::string& name);
+  // registered_metrics_total{stability_level,deprecated_version}: the families known now (process_* aside, as
+  // upstream's raw Prometheus collector is not counted) by stability level. Called before render().
+  void updateRegisteredCounts();
   // Prometheus text format 0.0.4.
   std::string render() const;
 

@@ -1,6 +1,7 @@
 #include "base/process_metrics.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -51,6 +52,26 @@ void updateProcessMetrics() {
   }
   reg.gauge("process_open_fds", "Number of open file descriptors.").set(fds - 2);
   reg.gauge("process_max_fds", "Maximum number of open file descriptors.").set(static_cast<double>(sysconf(_SC_OPEN_MAX)));
+  // The address-space limit (RLIMIT_AS soft); unlimited reads as 2^64, as procfs reports it to the Go client.
+  rlimit as{};
+  double maxVm = 18446744073709551616.0;
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) maxVm = static_cast<double>(as.rlim_cur);
+  reg.gauge("process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes.").set(maxVm);
+  // Bytes through every interface of the process's network namespace (/proc/self/net/dev), as the Go client sums.
+  double rx = 0, tx = 0;
+  std::ifstream dev("/proc/self/net/dev");
+  for (std::string l; std::getline(dev, l);) {
+    auto colon = l.find(':');
+    if (colon == std::string::npos) continue;
+    std::istringstream f(l.substr(colon + 1));
+    double v[9] = {0};
+    for (double& x : v) f >> x;  // receive: bytes packets errs drop fifo frame compressed multicast; transmit: bytes
+    rx += v[0];
+    tx += v[8];
+  }
+  reg.counter("process_network_receive_bytes_total", "Number of bytes received by the process over the network.")
+      .set(rx);
+  reg.counter("process_network_transmit_bytes_total", "Number of bytes sent by the process over the network.").set(tx);
 }
 
 }  // namespace kcm::metrics

@@ -46,4 +46,20 @@ Status NewAggregate(const std::vector<Status>& errs) {
   return Status(errs.front().code(), "[" + msg + "]");
 }
 
+int httpStatusCode(StatusCode c) {
+  switch (c) {
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kConflict: return 409;
+    case StatusCode::kGone: return 410;
+    case StatusCode::kUnauthorized: return 401;
+    case StatusCode::kForbidden: return 403;
+    case StatusCode::kInvalid: return 422;
+    case StatusCode::kTooManyRequests: return 429;
+    case StatusCode::kTimeout: return 504;
+    case StatusCode::kMethodNotAllowed: return 405;
+    default: return 0;
+  }
+}
+
 }  // namespace kcm

@@ -28,6 +28,9 @@ enum class StatusCode {
 };
 
 const char* statusCodeName(StatusCode c);
+// The HTTP status an apiserver answered with for an error of this code (404, 409, 422, ...); 0 where the code
+// names no single answer (a dropped connection, a cancelled call, an internal error).
+int httpStatusCode(StatusCode c);
 
 class [[nodiscard]] Status {
  public:

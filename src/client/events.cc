@@ -1,5 +1,6 @@
 #include "client/events.h"
 
+#include "base/log.h"
 #include "base/executor.h"
 
 #include <cstdio>
@@ -199,11 +200,12 @@ void EventBroadcaster::write(const Pending& p) {
     StatusCode c = st.code();
     if (c == StatusCode::kAlreadyExists || c == StatusCode::kInvalid || c == StatusCode::kForbidden ||
         c == StatusCode::kNotFound) {  // namespace terminating, RBAC, ...: not retryable
-      std::fprintf(stderr, "Server rejected event (will not retry): %s\n", st.toString().c_str());
+      KLOG_ERROR("\"Server rejected event (will not retry!)\" err=" + log::quote(st.message()) +
+                 " event=" + log::quote(ns + "/" + ev.metadata.name));
       return;
     }
-    std::fprintf(stderr, "Unable to write event %s/%s: %s (may retry after sleeping)\n", ns.c_str(),
-                 ev.metadata.name.c_str(), st.toString().c_str());
+    KLOG_ERROR("\"Unable to write event (may retry after sleeping)\" err=" + log::quote(st.message()) +
+               " event=" + log::quote(ns + "/" + ev.metadata.name));
     if (stop_.stop_requested() || !clock_.sleepFor(std::chrono::seconds(10), stop_.get_token()))
       return;
   }

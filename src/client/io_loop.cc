@@ -2,6 +2,8 @@
 // state machine (WANT_READ/WANT_WRITE, bytes buffered inside OpenSSL) that is easy to get subtly wrong by hand.
 #include "client/io_loop.h"
 
+#include "base/log.h"
+
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -37,7 +39,7 @@ class Loop {
           ctx_.run();
           return;
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "io loop: handler threw: %s\n", e.what());
+          KLOG_ERROR("\"Observed a panic\" panic=" + log::quote(e.what()));
         }
       }
     }).detach();

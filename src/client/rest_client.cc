@@ -10,6 +10,8 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include <tuple>
 
 #include "api/support/base64.h"
+#include "base/log.h"
 #include "base/metrics.h"
 #include "base/subprocess.h"
 #include "version/version.h"
@@ -222,6 +225,51 @@ RestClient::RestClient(RestConfig config, Clock& clock)
 
 RestClient::~RestClient() = default;
 
+namespace {
+
+// client-go caches one transport per TLS configuration (not per host or credential): the transport_* metrics
+// count clients built with a TLS configuration seen before (hit) or new (miss). The exec-plugin metrics are
+// registered as upstream's are, whether or not a plugin is used.
+void countTransport(const RestConfig& config) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  const std::string key = config.caData + '\0' + config.certData + '\0' + config.keyData + '\0' +
+                          (config.insecure ? "1" : "0") + '\0' + config.tlsServerName;
+  size_t entries;
+  bool hit;
+  {
+    std::lock_guard l(mu);
+    hit = !seen.insert(key).second;
+    entries = seen.size();
+  }
+  auto& reg = metrics::Registry::global();
+  reg.gauge("rest_client_transport_cache_entries", "Number of transport entries in the internal cache.")
+      .set(static_cast<double>(entries));
+  reg.counter("rest_client_transport_create_calls_total",
+              "Number of calls to get a new transport, partitioned by the result of the operation hit: obtained from "
+              "the cache, miss: created and added to the cache, miss-gc: recreated and added back to the cache after "
+              "being garbage collected, uncacheable: created and not cached",
+              {{"result", hit ? "hit" : "miss"}})
+      .inc();
+  static std::once_flag once;
+  std::call_once(once, [&reg] {
+    reg.counter("rest_client_transport_cert_rotation_gc_calls_total",
+                "Number of times a cert rotation goroutine cancel func is called via GC cleanup of the associated "
+                "transport");
+    reg.gauge("rest_client_exec_plugin_ttl_seconds",
+              "Gauge of the shortest TTL (time-to-live) of the client certificate(s) managed by the auth exec plugin. "
+              "The value is in seconds until certificate expiry (negative if already expired). If auth exec plugins "
+              "are unused or manage no TLS certificates, the value will be +INF.")
+        .set(std::numeric_limits<double>::infinity());
+    reg.histogram("rest_client_exec_plugin_certificate_rotation_age",
+                  "Histogram of the number of seconds the last auth exec plugin client certificate lived before being "
+                  "rotated. If auth exec plugin client certificates are unused, histogram will contain no data.",
+                  {600, 1800, 3600, 14400, 86400, 604800, 2592000, 7776000, 15552000, 31104000, 124416000});
+  });
+}
+
+}  // namespace
+
 Result<std::shared_ptr<RestClient>> RestClient::create(const RestConfig& config, Clock& clock) {
   // A write to a connection the server already closed (an idle keep-alive, a restarting apiserver) must be an
   // error on that request, not SIGPIPE killing the process; OpenSSL writes without MSG_NOSIGNAL.
@@ -229,6 +277,7 @@ Result<std::shared_ptr<RestClient>> RestClient::create(const RestConfig& config,
   std::call_once(ignoreSigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
   std::shared_ptr<RestClient> c(new RestClient(config, clock));
   if (Status s = c->init(); !s.ok()) return s;
+  countTransport(config);
   return c;
 }
 
@@ -397,7 +446,7 @@ std::string RestClient::authorization() {
         token_ = t->first;
         tokenRefreshAt_ = clock_.now() + t->second;
       } else {
-        std::fprintf(stderr, "failed to refresh the client token: %s\n", t.status().toString().c_str());
+        KLOG_ERROR("\"Failed to refresh the client token\" err=" + log::quote(t.status().message()));
       }
     }
     std::lock_guard l(mu_);
@@ -432,8 +481,9 @@ std::string RestClient::authorization() {
       tokenReadAt_ = Clock::TimePoint{};
       if (auto exp = j["status"].value("expirationTimestamp", ""); !exp.empty()) tokenReadAt_ = now + std::chrono::minutes(5);
     } else {
-      std::fprintf(stderr, "exec credential plugin %s failed (exit %d): %s\n", e.command.c_str(), r.exitCode,
-                   r.err.substr(0, 300).c_str());
+      // client-go's exec authenticator: klog.Errorf("refreshing credentials: %v", err).
+      KLOG_ERROR("refreshing credentials: exec: executable " + e.command + " failed with exit code " +
+                 std::to_string(r.exitCode) + ": " + r.err.substr(0, 300));
     }
   }
   if (!token_.empty()) return "Bearer " + token_;
@@ -487,17 +537,48 @@ std::string transportError(httplib::Error e, const std::string& method, const st
   return method + " " + url + ": " + what;
 }
 
-// client-go's rest_client_requests_total and rest_client_request_duration_seconds.
+// client-go's rest_client_* request metrics (component-base/metrics/prometheus/restclient), labelled as upstream.
+const std::vector<double>& latencyBuckets() {
+  static const std::vector<double> b = {0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0};
+  return b;
+}
+const std::vector<double>& sizeBuckets() {
+  static const std::vector<double> b = {64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
+  return b;
+}
+
 void observeRequest(const std::string& host, const std::string& method, int code, double seconds) {
   auto& reg = metrics::Registry::global();
   reg.counter("rest_client_requests_total",
               "Number of HTTP requests, partitioned by status code, method, and host.",
               {{"code", code > 0 ? std::to_string(code) : "<error>"}, {"host", host}, {"method", method}})
       .inc();
-  static const std::vector<double> buckets = {0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0};
   reg.histogram("rest_client_request_duration_seconds", "Request latency in seconds. Broken down by verb, and host.",
-                buckets, {{"host", host}, {"verb", method}})
+                latencyBuckets(), {{"host", host}, {"verb", method}})
       .observe(seconds);
+}
+
+void observeRateLimiter(const std::string& host, const std::string& method, double seconds) {
+  metrics::Registry::global()
+      .histogram("rest_client_rate_limiter_duration_seconds",
+                 "Client side rate limiter latency in seconds. Broken down by verb, and host.", latencyBuckets(),
+                 {{"host", host}, {"verb", method}})
+      .observe(seconds);
+}
+
+void observeSize(const char* name, const char* help, const std::string& host, const std::string& method,
+                 size_t bytes) {
+  metrics::Registry::global()
+      .histogram(name, help, sizeBuckets(), {{"host", host}, {"verb", method}})
+      .observe(static_cast<double>(bytes));
+}
+
+void countRetry(const std::string& host, const std::string& method, int code) {
+  metrics::Registry::global()
+      .counter("rest_client_request_retries_total",
+               "Number of request retries, partitioned by status code, verb, and host.",
+               {{"code", std::to_string(code)}, {"host", host}, {"verb", method}})
+      .inc();
 }
 
 }  // namespace
@@ -510,7 +591,12 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   for (int attempt = 1;; ++attempt) {
     if (cancelled.stop_requested())
       return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t + ": context canceled");
+    const std::string hostPort = host_ + ":" + std::to_string(port_);
+    const auto waitFrom = clock_.now();
     if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
+    observeRateLimiter(hostPort, req.method, std::chrono::duration<double>(clock_.now() - waitFrom).count());
+    observeSize("rest_client_request_size_bytes", "Request size in bytes. Broken down by verb and host.", hostPort,
+                req.method, req.body.size());
     Transport::Reply res;
     ++requests_;
     auto started = clock_.now();
@@ -531,7 +617,7 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
         ok = conn->send(hr, hres, err);
       }
       if (!ok) {
-        observeRequest(host_ + ":" + std::to_string(port_), req.method, 0,
+        observeRequest(hostPort, req.method, 0,
                        std::chrono::duration<double>(clock_.now() - started).count());
         discard(std::move(conn));
         if (stop.stop_requested())
@@ -555,12 +641,14 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
       res.contentType = hres.get_header_value("Content-Type");
       res.retryAfterSeconds = parseRetryAfter(hres.get_header_value("Retry-After"));
     }
-    observeRequest(host_ + ":" + std::to_string(port_), req.method, res.code,
-                   std::chrono::duration<double>(clock_.now() - started).count());
+    observeRequest(hostPort, req.method, res.code, std::chrono::duration<double>(clock_.now() - started).count());
+    observeSize("rest_client_response_size_bytes", "Response size in bytes. Broken down by verb and host.", hostPort,
+                req.method, res.body.size());
     if (res.code >= 200 && res.code < 300) return Response{res.code, std::move(res.body), std::move(res.contentType)};
     int retryAfter = res.retryAfterSeconds;
     // client-go retries 429 and 5xx responses that carry Retry-After, up to 10 attempts.
     if ((res.code == 429 || (res.code >= 500 && retryAfter > 0)) && attempt < 10) {
+      countRetry(hostPort, req.method, res.code);
       if (!clock_.sleepFor(std::chrono::seconds(std::max(1, retryAfter)), stop))
         return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
       continue;

@@ -1,6 +1,7 @@
 #include "healthz/server.h"
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/ssl.h>
@@ -68,6 +69,18 @@ Result<Pem> selfSigned() {
   }
   X509_sign(p.cert, p.key, EVP_sha256());
   return p;
+}
+
+// k8s.io/apiserver's x509 authenticator: the remaining lifetime of a client certificate that authenticated.
+void observeClientCertificateExpiration(X509* cert) {
+  int days = 0, secs = 0;
+  if (ASN1_TIME_diff(&days, &secs, nullptr, X509_get0_notAfter(cert)) != 1) return;
+  static const std::vector<double> kBuckets = {0,      1800,   3600,    7200,    21600,   43200,    86400,
+                                               172800, 345600, 604800, 2592000, 7776000, 15552000, 31104000};
+  metrics::Registry::global()
+      .histogram("apiserver_client_certificate_expiration_seconds",
+                 "Distribution of the remaining lifetime on the certificate used to authenticate a request.", kBuckets)
+      .observe(days * 86400.0 + secs);
 }
 
 // The peer's certificate chains to a CA in `store` and may be used for client authentication.
@@ -223,6 +236,7 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
           }
         }
         if (!certUser && srv->clientCA_ && verifyChain(srv->clientCA_, peer, chain)) {
+          observeClientCertificateExpiration(peer);
           user.name = commonName(peer);
           user.groups = groupsOf(peer);
           user.groups.push_back("system:authenticated");
@@ -236,10 +250,19 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
     if (std::find(user.groups.begin(), user.groups.end(), "system:masters") != user.groups.end()) return true;
     std::string reason;
     if (srv->authorizeRemote(user, req.path, reason)) return true;
+    // The apiserver library's Forbidden: a metav1.Status, as upstream's responds.
     res.status = 403;
-    res.set_content("forbidden: User \"" + user.name + "\" cannot get path \"" + req.path + "\"" +
-                        (reason.empty() ? "" : ": " + reason),
-                    "text/plain");
+    nlohmann::ordered_json st = {
+        {"kind", "Status"},
+        {"apiVersion", "v1"},
+        {"metadata", nlohmann::ordered_json::object()},
+        {"status", "Failure"},
+        {"message", "forbidden: User \"" + user.name + "\" cannot get path \"" + req.path + "\"" +
+                        (reason.empty() ? "" : ": " + reason)},
+        {"reason", "Forbidden"},
+        {"details", nlohmann::ordered_json::object()},
+        {"code", 403}};
+    res.set_content(st.dump(2) + "\n", "application/json");
     return false;
   };
   auto health = [srv = s.get()](const httplib::Request& req, httplib::Response& res, const std::string& only) {
@@ -250,15 +273,6 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
     res.set_content(body, "text/plain; charset=utf-8");
   };
   s->server_->Get("/healthz", [health, authorize](const httplib::Request& req, httplib::Response& res) {
-    if (authorize(req, res)) health(req, res, "");
-  });
-  s->server_->Get(R"(/healthz/([^/]+))", [health, authorize](const httplib::Request& req, httplib::Response& res) {
-    if (authorize(req, res)) health(req, res, req.matches[1]);
-  });
-  s->server_->Get("/livez", [authorize](const httplib::Request& req, httplib::Response& res) {
-    if (authorize(req, res)) res.set_content("ok", "text/plain; charset=utf-8");
-  });
-  s->server_->Get("/readyz", [health, authorize](const httplib::Request& req, httplib::Response& res) {
     if (authorize(req, res)) health(req, res, "");
   });
   s->server_->Get("/configz", [authorize, srv = s.get()](const httplib::Request& req, httplib::Response& res) {
@@ -282,8 +296,16 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
   s->server_->Get("/metrics", [authorize](const httplib::Request& req, httplib::Response& res) {
     if (authorize(req, res)) {
       metrics::updateProcessMetrics();
+      metrics::Registry::global().updateRegisteredCounts();
       res.set_content(metrics::Registry::global().render(), "text/plain; version=0.0.4; charset=utf-8");
     }
+  });
+  // Anything else, after authorization as upstream's filters do: Go's mux 404. Upstream serves the checks only
+  // under /healthz itself (?verbose, ?exclude), with no /healthz/<check>, /livez or /readyz.
+  s->server_->Get(".*", [authorize](const httplib::Request& req, httplib::Response& res) {
+    if (!authorize(req, res)) return;
+    res.status = 404;
+    res.set_content("404 page not found\n", "text/plain; charset=utf-8");
   });
   return s;
 }

@@ -2,13 +2,13 @@
 // The secure serving endpoint of kube-controller-manager (--bind-address:--secure-port, 0.0.0.0:10257):
 // HTTPS only, TLS 1.2 minimum, a self-signed certificate when none is given. Started before leader election so
 // standbys answer health checks too.
-//   /healthz, /healthz/<check>   "ok"; ?verbose lists "[+]name ok"; failures are 500 "[-]name failed: reason
-//                                withheld"; ?exclude=name skips a check
-//   /livez, /readyz              beyond upstream: liveness (process up) and readiness (its own checks)
+//   /healthz                     "ok"; ?verbose lists "[+]name ok"; failures are 500 "[-]name failed: reason
+//                                withheld"; ?exclude=name skips a check (no /healthz/<check>, /livez or /readyz:
+//                                upstream answers those 404 too)
 //   /metrics                     Prometheus text
 //   /debug/controllers/...       controllers' debug pages (the garbage collector's graph in DOT)
 // Authentication: client certificates verified against --client-ca-file (user = CN, groups = O). Authorization:
-// --authorization-always-allow-paths, and group system:masters; everything else is 403 (delegated
+// --authorization-always-allow-paths, and group system:masters; everything else is 403 with a metav1.Status body (delegated
 // SubjectAccessReview is not implemented yet, and says so in its 403 reason).
 #include <chrono>
 #include <functional>

@@ -3,6 +3,7 @@
 // type, metadata informers by GroupVersionResource). start() starts every informer not yet started (they run on
 // the executor, the I/O loop and the timer: no thread each); waitForCacheSync() blocks until all started
 // informers synced or stop. Thread-safe.
+#include <cctype>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,10 +46,23 @@ class SharedInformerFactory {
       InformerOptions o;
       o.resyncPeriod = resync_;
       o.clock = &clock_;
+      if (!informerName_.empty()) {
+        std::string resource = api::ResourceTraits<T>::kKind;
+        for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        o.metrics = std::make_shared<InformerMetrics>(informerName_, api::ResourceTraits<T>::kGroup,
+                                                      api::ResourceTraits<T>::kVersion, resource + "s");
+      }
       slot = std::make_unique<SharedInformer<T>>(typedListerWatcher<T>(client_), o);
     }
     if (observer_) observer_(*slot);
     return static_cast<SharedInformer<T>&>(*slot);
+  }
+
+  // Typed informers created from now on publish the informer_* metrics under this name (upstream's
+  // informers.WithInformerName; kcm names its shared factory "kube-controller-manager"). Empty: none.
+  void setInformerName(std::string name) {
+    std::lock_guard l(mu_);
+    informerName_ = std::move(name);
   }
 
   // Metadata-only objects of any resource (garbage collector, quota): far less memory than full objects.
@@ -80,6 +94,7 @@ class SharedInformerFactory {
   std::map<std::string, std::unique_ptr<InformerBase>> metadata_;
   std::set<InformerBase*> started_;
   std::function<void(InformerBase&)> observer_;
+  std::string informerName_;
   std::stop_source stop_;
   std::unique_ptr<std::stop_callback<std::function<void()>>> stopLink_;
 };

@@ -37,6 +37,11 @@
 #include "client/typed_client.h"
 #include "informers/store.h"
 
+namespace kcm::metrics {
+class Gauge;
+class Histogram;
+}  // namespace kcm::metrics
+
 namespace kcm::informers {
 
 template <class T>
@@ -53,12 +58,14 @@ struct ListerWatcher {
                                                                std::function<void(Status)>, std::stop_token)>
       watchAsync;
   std::string description;  // for logs: "pods", "apps/v1, Resource=deployments (metadata)"
+  std::string typeName = "*v1.PartialObjectMetadata";  // the Go type upstream's reflector would hold: "*v1.Pod"
 };
 
 template <class T>
 ListerWatcher<T> typedListerWatcher(std::shared_ptr<client::RestClient> c, const std::string& ns = "") {
   ListerWatcher<T> lw;
   lw.description = api::ResourceTraits<T>::kResource;
+  lw.typeName = std::string("*") + api::ResourceTraits<T>::kVersion + "." + api::ResourceTraits<T>::kKind;
   lw.list = [c, ns](const client::ListOptions& o, const std::function<void(T&&)>& onItem) {
     return client::listPageStreaming<T>(*c, ns, o, onItem);
   };
@@ -111,10 +118,41 @@ class Backoff {
   Clock::TimePoint lastBackoff_{};
 };
 
+// component-base's informer_* metrics (queued_items, processing_latency_seconds, store_resource_version) for one
+// informer of a named factory (upstream names only kcm's shared factory: "kube-controller-manager"). Our reflector
+// applies each event to the store and hands it to the handlers' strands at once, so "queued" counts what a list
+// brought and is not applied yet (0 between steps) and "processing" is that application.
+class InformerMetrics {
+ public:
+  // resource: client-go's generated label, lowercase Kind + "s" ("endpointss", "ingressclasss").
+  InformerMetrics(std::string name, std::string group, std::string version, std::string resource);
+  void started();  // the FIFO's metrics exist from Run on, the store's from construction
+  void setQueued(size_t n);
+  void observeProcessing(Clock::Duration d);
+  // The 15 least significant digits of rv, when it is a number.
+  void setStoreResourceVersion(const std::string& rv);
+
+ private:
+  std::vector<std::pair<std::string, std::string>> labels_;
+  metrics::Gauge* storeRv_;
+  std::atomic<metrics::Gauge*> queued_{nullptr};
+  std::atomic<metrics::Histogram*> latency_{nullptr};
+};
+
+// The reflector's log lines, upstream's messages and keys (client-go's reflector: type is the Go type, "*v1.Pod";
+// reflector names the informer, here by its resource).
+void logReflectorStarted(const std::string& type, Clock::Duration resync, const std::string& reflector);
+void logListing(const std::string& type, const std::string& reflector);
+void logCachesPopulated(const std::string& type, const std::string& reflector);
+void logListFailed(const std::string& type, const std::string& reflector, const Status& s);
+void logWatchClosed(const std::string& type, const std::string& reflector, uint64_t items);
+void logWatchEndedWithError(const std::string& type, const std::string& reflector, const std::string& err);
+
 struct InformerOptions {
   Clock::Duration resyncPeriod{0};
   Clock* clock = &RealClock::get();
   int64_t pageSize = 500;
+  std::shared_ptr<InformerMetrics> metrics;  // null: none (metadata, dynamic and unnamed factories' informers)
 };
 
 class InformerBase {
@@ -244,6 +282,8 @@ class SharedInformer : public InformerBase {
       started_ = true;
     }
     onStop_ = std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::function<void()>([this] { stopNow(); }));
+    if (opts_.metrics) opts_.metrics->started();
+    logReflectorStarted(lw_.typeName, opts_.resyncPeriod, lw_.description);
     strand_.post([this] { doList(); });
     armResync();
   }
@@ -304,6 +344,7 @@ class SharedInformer : public InformerBase {
   }
 
   void setRv(const std::string& rv) {
+    if (opts_.metrics) opts_.metrics->setStoreResourceVersion(rv);
     std::lock_guard l(rvMu_);
     rv_ = rv;
   }
@@ -340,15 +381,17 @@ class SharedInformer : public InformerBase {
 
   void doList() {
     if (stopped()) return;
+    logListing(lw_.typeName, lw_.description);
     Status s = listAndReplace(listRv_);
     if (stopped()) return;
+    if (s.ok()) logCachesPopulated(lw_.typeName, lw_.description);
     KLOG_V(4, "\"Listed\" reflector=\"" + lw_.description + "\" items=" + std::to_string(store_.size()) +
                   " resourceVersion=\"" + lastSyncResourceVersion() + "\" ok=" + (s.ok() ? "true" : "false"));
     setLastListError(s.ok() ? "" : s.message());
     if (s.ok()) return startWatch();
     if (listRv_ == "0" && (s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout))
       listRv_ = "";  // the watch cache cannot serve "0": read from etcd
-    std::fprintf(stderr, "reflector %s: failed to list: %s\n", lw_.description.c_str(), s.toString().c_str());
+    logListFailed(lw_.typeName, lw_.description, s);
     backoffThen([this] { doList(); });
   }
 
@@ -373,6 +416,7 @@ class SharedInformer : public InformerBase {
     uint64_t gen = ++watchGen_;
     KLOG_V(4, "\"Watching\" reflector=\"" + lw_.description + "\" resourceVersion=\"" + o.resourceVersion + "\"");
     watchGotEvent_ = watchGone_ = false;
+    watchEvents_ = 0;
     watchStarted_ = clock_.now();
     ++watches_;
     if (lw_.watchAsync) {
@@ -419,11 +463,10 @@ class SharedInformer : public InformerBase {
   void onWatchEvent(uint64_t gen, client::WatchEvent<T>& ev) {
     if (gen != watchGen_ || watchEnded_ == gen || stopped()) return;
     watchGotEvent_ = true;
+    ++watchEvents_;
     if (ev.type == "ERROR") {
       watchGone_ = ev.status.code == 410 || ev.status.reason == "Expired" || ev.status.reason == "Gone";
-      if (!watchGone_)
-        std::fprintf(stderr, "reflector %s: watch error event: %s\n", lw_.description.c_str(),
-                     ev.status.message.c_str());
+      if (!watchGone_) logWatchEndedWithError(lw_.typeName, lw_.description, ev.status.message);
       return endWatch(gen, Status::Ok());
     }
     apply(ev);
@@ -457,9 +500,10 @@ class SharedInformer : public InformerBase {
     if (!s.ok() || (!watchGotEvent_ && clock_.now() - watchStarted_ < std::chrono::seconds(1))) {
       // Connection trouble or a suspiciously short watch: back off, then resume from the same version.
       if (s.ok()) s = Status(StatusCode::kUnavailable, "very short watch: watch closed before any event");
-      std::fprintf(stderr, "reflector %s: watch ended: %s\n", lw_.description.c_str(), s.toString().c_str());
+      logWatchEndedWithError(lw_.typeName, lw_.description, s.message());
       return backoffThen([this] { startWatch(); });
     }
+    logWatchClosed(lw_.typeName, lw_.description, watchEvents_);
     startWatch();  // normal end (timeout): watch again from the last resourceVersion
   }
 
@@ -470,6 +514,7 @@ class SharedInformer : public InformerBase {
     }
     const std::string rv = ev.object.metadata.resourceVersion;
     const std::string key = metaNamespaceKey(ev.object);
+    const auto began = clock_.now();
     if (ev.type == "ADDED" || ev.type == "MODIFIED") {
       Ptr obj = prepare(std::move(ev.object));
       Ptr old = store_.upsert(key, obj);
@@ -479,6 +524,7 @@ class SharedInformer : public InformerBase {
       Ptr old = store_.erase(key);
       notify({Kind::kDelete, old ? old : obj, nullptr, false});
     }
+    if (opts_.metrics) opts_.metrics->observeProcessing(clock_.now() - began);
     setRv(rv);
   }
 
@@ -506,9 +552,16 @@ class SharedInformer : public InformerBase {
     for (const auto& key : store_.keys())
       if (!freshKeys.count(key))
         if (Ptr old = store_.erase(key)) notify({Kind::kDelete, old, nullptr, true});
+    size_t queued = fresh.size();
+    if (opts_.metrics) opts_.metrics->setQueued(queued);
     for (auto& [key, obj] : fresh) {
+      const auto began = clock_.now();
       Ptr old = store_.upsert(key, obj);
       notify(old ? Notification{Kind::kUpdate, old, obj, false} : Notification{Kind::kAdd, nullptr, obj, false});
+      if (opts_.metrics) {
+        opts_.metrics->observeProcessing(clock_.now() - began);
+        opts_.metrics->setQueued(--queued);
+      }
     }
     setRv(listRv);
     synced_.store(true);  // idempotent: "synced" is observed once and stays
@@ -579,6 +632,7 @@ class SharedInformer : public InformerBase {
   std::string listRv_ = "0";
   uint64_t watchGen_ = 0, watchEnded_ = 0;
   bool watchGotEvent_ = false, watchGone_ = false;
+  uint64_t watchEvents_ = 0;
   Clock::TimePoint watchStarted_{};
   // Shared with stop and timers.
   mutable std::mutex mu_;

@@ -40,13 +40,15 @@ void ControllerBase::processKey(const std::string& k) {
     queue_.forget(*key);
     if (r.requeueAfter) queue_.addAfter(*key, *r.requeueAfter);
   } else if (!r.retry || (maxRetries_ >= 0 && queue_.numRequeues(*key) >= maxRetries_)) {
-    std::fprintf(stderr, "%s: dropping %s out of the queue: %s\n", name_.c_str(), key->c_str(),
-                 r.status.toString().c_str());
+    KLOG_V(2, "\"Dropping key out of the queue\" controller=" + log::quote(name_) + " key=" + log::quote(*key) +
+                  " err=" + log::quote(r.status.message()));
     queue_.forget(*key);
   } else {
     if (!r.quiet)
-      std::fprintf(stderr, "%s: error syncing %s, requeuing: %s\n", name_.c_str(), key->c_str(),
-                   r.status.toString().c_str());
+      // Upstream's workers hand the error to HandleError: the "UnhandledError" logger's line.
+      KLOG_ERROR("\"Unhandled Error\" err=" +
+                 log::quote("error syncing " + name_ + " " + *key + ": " + r.status.message() + ", requeuing") +
+                 " logger=\"UnhandledError\"");
     else
       KLOG_V(4, "\"Sync failed\" controller=" + log::quote(name_) + " key=" + log::quote(*key) +
                     " err=" + log::quote(r.status.message()));
@@ -74,6 +76,8 @@ void ControllerBase::start(int workers, std::stop_token stop, std::vector<std::f
     hasSynced_ = std::move(hasSynced);
   }
   onStop_ = std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::function<void()>([this] { stopAll(); }));
+  // WaitForNamedCacheSyncWithContext's lines, at level 0 as there.
+  if (!hasSynced_.empty()) KLOG_INFO("\"Waiting for caches to sync\"");
   pollSynced();
 }
 
@@ -90,6 +94,7 @@ void ControllerBase::pollSynced() {
       return;
     }
     started_ = true;
+    if (!hasSynced_.empty()) KLOG_INFO("\"Caches are synced\"");
     hasSynced_.clear();
   }
   dispatch();

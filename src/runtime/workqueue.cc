@@ -51,7 +51,7 @@ std::unique_ptr<ItemRateLimiter> defaultControllerRateLimiter(Clock& clock) {
 
 namespace {
 const std::vector<double>& latencyBuckets() {
-  static const auto b = metrics::exponentialBuckets(10e-9, 10, 12);  // 10ns .. 1000s, like upstream
+  static const auto b = metrics::exponentialBuckets(10e-9, 10, 10);  // 10ns .. 10s, as component-base's
   return b;
 }
 // An unnamed queue has no metrics (client-go's noMetrics): its series go to a registry nobody renders.
@@ -78,7 +78,7 @@ WorkQueue::WorkQueue(std::string name, std::unique_ptr<ItemRateLimiter> limiter,
       retries_(reg_.counter("workqueue_retries_total", "Total number of retries handled by workqueue",
                            {{"name", name_}})),
       unfinished_(reg_.gauge("workqueue_unfinished_work_seconds",
-                            "How many seconds of work has been done that is in progress and hasn't been observed by "
+                            "How many seconds of work has done that is in progress and hasn't been observed by "
                             "work_duration. Large values indicate stuck threads. One can deduce the number of stuck "
                             "threads by observing the rate at which this increases.",
                             {{"name", name_}})),

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "api/gen/certificates_v1_json.h"
+#include "base/duration.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "client/typed_client.h"
@@ -130,7 +131,8 @@ runtime::SyncResult ClusterTrustBundlePublisher::syncClusterTrustBundle() {
     }
   }
   recordMetrics(start, st);
-  KLOG_V(4, "\"Finished syncing ClusterTrustBundle\" signerName=" + log::quote(signerName_));
+  KLOG_V(4, "\"Finished syncing ClusterTrustBundle\" signerName=" + log::quote(signerName_) + " elapsedTime=" +
+                log::quote(goDuration(std::chrono::steady_clock::now() - start)));
   if (!st.ok()) return runtime::SyncResult::error(st);
   return runtime::SyncResult::ok();
 }

@@ -1,8 +1,12 @@
 #include "controllers/deployment/deployment_controller.h"
 
+#include <chrono>
+#include <ctime>
+
 #include "api/gen/apps_v1_json.h"
 #include "api/gen/core_v1_json.h"
 #include "api/support/labels.h"
+#include "base/duration.h"
 #include "base/log.h"
 #include "client/typed_client.h"
 
@@ -11,6 +15,24 @@ namespace kcm::controllers {
 using api::core::v1::Pod;
 using api::meta::v1::OwnerReference;
 using namespace deploymentutil;
+using log::quote;
+
+namespace {
+// Go's time.Time.String() in UTC, without the monotonic reading: "2026-12-06 02:44:24.174321813 +0000 UTC".
+std::string goTime(std::chrono::system_clock::time_point t) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::string frac = std::to_string(ns % 1000000000 + 1000000000).substr(1);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return std::string(buf) + (frac.empty() ? "" : "." + frac) + " +0000 UTC";
+}
+constexpr const char* kLogger = " logger=\"deployment-controller\"";
+std::string objectKey(const api::meta::v1::ObjectMeta& m) { return quote(m.namespace_ + "/" + m.name); }
+}  // namespace
 
 namespace {
 constexpr int kMaxRetries = 15;  // then the key is dropped until the next event
@@ -29,9 +51,20 @@ DeploymentController::DeploymentController(std::shared_ptr<client::RestClient> c
       base_("deployment", [this](const std::string& key) { return syncDeployment(key); }, clock, kMaxRetries) {
   pods_.store().addIndexer(kPodControllerIndex, podControllerIndexKeys);
   informers::EventHandler<Deployment> dh;
-  dh.onAdd = [this](const auto& d) { enqueue(*d); };
-  dh.onUpdate = [this](const auto&, const auto& d) { enqueue(*d); };
-  dh.onDelete = [this](const auto& d, bool) { enqueue(*d); };
+  // The handlers' lines carry the controller's logger name, as upstream's (their logger comes from the
+  // controller's context).
+  dh.onAdd = [this](const auto& d) {
+    KLOG_V(4, std::string("\"Adding deployment\"") + kLogger + " deployment=" + objectKey(d->metadata));
+    enqueue(*d);
+  };
+  dh.onUpdate = [this](const auto&, const auto& d) {
+    KLOG_V(4, std::string("\"Updating deployment\"") + kLogger + " deployment=" + objectKey(d->metadata));
+    enqueue(*d);
+  };
+  dh.onDelete = [this](const auto& d, bool) {
+    KLOG_V(4, std::string("\"Deleting deployment\"") + kLogger + " deployment=" + objectKey(d->metadata));
+    enqueue(*d);
+  };
   registrations_.push_back(deployments_.addEventHandler(dh));
   informers::EventHandler<ReplicaSet> rh;
   rh.onAdd = [this](const RSPtr& rs) { addReplicaSet(rs); };
@@ -105,10 +138,16 @@ void DeploymentController::addReplicaSet(const RSPtr& rs) {
     return;
   }
   if (const OwnerReference* r = getControllerOf(rs->metadata)) {
-    if (auto d = resolveControllerRef(rs->metadata.namespace_, *r)) enqueue(*d);
+    if (auto d = resolveControllerRef(rs->metadata.namespace_, *r)) {
+      KLOG_V(4, std::string("\"ReplicaSet added\"") + kLogger + " replicaSet=" + objectKey(rs->metadata));
+      enqueue(*d);
+    }
     return;
   }
-  for (const auto& d : getDeploymentsForReplicaSet(*rs)) enqueue(*d);
+  auto ds = getDeploymentsForReplicaSet(*rs);
+  if (ds.empty()) return;
+  KLOG_V(4, std::string("\"Orphan ReplicaSet added\"") + kLogger + " replicaSet=" + objectKey(rs->metadata));
+  for (const auto& d : ds) enqueue(*d);
 }
 
 void DeploymentController::updateReplicaSet(const RSPtr& oldRS, const RSPtr& curRS) {
@@ -120,17 +159,27 @@ void DeploymentController::updateReplicaSet(const RSPtr& oldRS, const RSPtr& cur
   if (refChanged && old)
     if (auto d = resolveControllerRef(oldRS->metadata.namespace_, *old)) enqueue(*d);
   if (cur) {
-    if (auto d = resolveControllerRef(curRS->metadata.namespace_, *cur)) enqueue(*d);
+    if (auto d = resolveControllerRef(curRS->metadata.namespace_, *cur)) {
+      KLOG_V(4, std::string("\"ReplicaSet updated\"") + kLogger + " replicaSet=" + objectKey(curRS->metadata));
+      enqueue(*d);
+    }
     return;
   }
-  if (curRS->metadata.labels != oldRS->metadata.labels || refChanged)
-    for (const auto& d : getDeploymentsForReplicaSet(*curRS)) enqueue(*d);
+  if (curRS->metadata.labels != oldRS->metadata.labels || refChanged) {
+    auto ds = getDeploymentsForReplicaSet(*curRS);
+    if (ds.empty()) return;
+    KLOG_V(4, std::string("\"Orphan ReplicaSet updated\"") + kLogger + " replicaSet=" + objectKey(curRS->metadata));
+    for (const auto& d : ds) enqueue(*d);
+  }
 }
 
 void DeploymentController::deleteReplicaSet(const ReplicaSet& rs) {
   const OwnerReference* r = getControllerOf(rs.metadata);
   if (!r) return;
-  if (auto d = resolveControllerRef(rs.metadata.namespace_, *r)) enqueue(*d);
+  if (auto d = resolveControllerRef(rs.metadata.namespace_, *r)) {
+    KLOG_V(4, std::string("\"ReplicaSet deleted\"") + kLogger + " replicaSet=" + objectKey(rs.metadata));
+    enqueue(*d);
+  }
 }
 
 // Only Recreate waits for pods: a deleted pod may let it proceed.
@@ -188,6 +237,17 @@ std::map<std::string, std::vector<PodPtr>> DeploymentController::getPodMapForDep
 }
 
 runtime::SyncResult DeploymentController::syncDeployment(const std::string& key) {
+  const auto began = std::chrono::steady_clock::now();
+  KLOG_V(4, "\"Started syncing deployment\" deployment=" + quote(key) +
+                " startTime=" + quote(goTime(std::chrono::system_clock::now())));
+  struct Finished {
+    const std::string& key;
+    std::chrono::steady_clock::time_point began;
+    ~Finished() {
+      KLOG_V(4, "\"Finished syncing deployment\" deployment=" + quote(key) +
+                    " duration=" + quote(goDuration(std::chrono::steady_clock::now() - began)));
+    }
+  } finished{key, began};
   auto [ns, name] = informers::splitMetaNamespaceKey(key);
   auto cached = deployments_.store().get(ns, name);
   if (!cached) {

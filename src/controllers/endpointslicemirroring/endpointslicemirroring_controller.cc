@@ -1,10 +1,14 @@
 #include "controllers/endpointslicemirroring/endpointslicemirroring_controller.h"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
+#include <optional>
 
 #include "api/gen/core_v1_json.h"
 #include "api/gen/discovery_v1_json.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "client/typed_client.h"
 #include "controllers/endpoint/endpoints_util.h"
 #include "controllers/endpointslice/reconciler.h"
@@ -165,12 +169,55 @@ Status EndpointSliceMirroringController::deleteMirroredSlices(const std::string&
                                            " Endpoints, including: " + errs[0]);
 }
 
+namespace {
+// pkg/controller/endpointslicemirroring/metrics: label-less vectors, so each shows once first used.
+constexpr const char* kSubsystem = "endpoint_slice_mirroring_controller_";
+metrics::Histogram& perSync(const std::string& name, const std::string& help) {
+  return metrics::Registry::global().histogram(kSubsystem + name, help, metrics::exponentialBuckets(2, 2, 15));
+}
+}  // namespace
+
+void EndpointSliceMirroringController::updateMetricsCache(const std::string& key,
+                                                          std::optional<EndpointsCounts> counts) {
+  EndpointsCounts total;
+  {
+    std::lock_guard l(metricsMu_);
+    // As upstream's cache, the gauges are set when an Endpoints was reconciled or a tracked one went away.
+    if (counts) metricsCache_[key] = *counts;
+    else if (metricsCache_.erase(key) == 0) return;
+    for (const auto& [k, c] : metricsCache_) {
+      total.endpoints += c.endpoints;
+      total.desiredSlices += c.desiredSlices;
+      total.actualSlices += c.actualSlices;
+    }
+  }
+  auto& reg = metrics::Registry::global();
+  reg.gauge(std::string(kSubsystem) + "endpoints_desired", "Number of endpoints desired").set(total.endpoints);
+  reg.gauge(std::string(kSubsystem) + "num_endpoint_slices", "Number of EndpointSlices").set(total.actualSlices);
+  reg.gauge(std::string(kSubsystem) + "desired_endpoint_slices",
+            "Number of EndpointSlices that would exist with perfect endpoint allocation")
+      .set(total.desiredSlices);
+}
+
 runtime::SyncResult EndpointSliceMirroringController::syncEndpoints(const std::string& key) {
+  // upstream observes the duration of every sync, whatever its outcome, at millisecond granularity.
+  const auto start = std::chrono::steady_clock::now();
+  struct ObserveDuration {
+    std::chrono::steady_clock::time_point start;
+    ~ObserveDuration() {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      metrics::Registry::global()
+          .histogram(std::string(kSubsystem) + "endpoints_sync_duration", "Duration of syncEndpoints() in seconds",
+                     metrics::exponentialBuckets(0.001, 2, 15))
+          .observe(static_cast<double>(ms.count()) / 1000);
+    }
+  } observe{start};
   const auto slash = key.find('/');
   const std::string ns = slash == std::string::npos ? "" : key.substr(0, slash);
   const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
   auto cleanUp = [&]() {
     tracker_.deleteService(ns, name);
+    updateMetricsCache(key, std::nullopt);
     Status st = deleteMirroredSlices(ns, name);
     return st.ok() ? runtime::SyncResult::ok() : runtime::SyncResult::error(st);
   };
@@ -254,14 +301,24 @@ Status EndpointSliceMirroringController::reconcile(const Endpoints& endpoints,
     existingByKey[s->addressType + "-" + es::newPortMapKey(ports)].push_back(s);
   }
   std::vector<EndpointSlice> toCreate, toUpdate, toDelete;
+  size_t totalAdded = 0, totalUpdated = 0, totalRemoved = 0;
+  EndpointsCounts counts;
   const auto compareAnnotations =
       withoutKeys(endpoints.metadata.annotations, {es::kLastChangeTriggerTime, kLastAppliedConfigAnnotation});
   for (auto& [key, desired] : d.endpointsByKey) {
     const auto& existing = existingByKey[key];
     if (desired.empty()) {
-      for (const auto* s : existing) toDelete.push_back(*s);
+      for (const auto* s : existing) {
+        toDelete.push_back(*s);
+        totalRemoved += s->endpoints.size();
+      }
       continue;
     }
+    counts.endpoints += static_cast<int>(desired.size());
+    const int perSlice = std::max(1, maxEndpointsPerSubset_);
+    counts.desiredSlices += static_cast<int>((desired.size() + perSlice - 1) / perSlice);
+    counts.actualSlices += 1;
+    if (existing.empty()) totalAdded += desired.size();
     if (!existing.empty()) {
       for (size_t i = 1; i < existing.size(); ++i) toDelete.push_back(*existing[i]);
       const EndpointSlice& first = *existing[0];
@@ -277,6 +334,9 @@ Status EndpointSliceMirroringController::reconcile(const Endpoints& endpoints,
         }
       }
       const size_t newOnes = desired.size() - matches;
+      totalAdded += newOnes;
+      totalUpdated += updated;
+      totalRemoved += removed;
       bool needRebuild = false;
       for (const auto& o : first.metadata.ownerReferences)
         if (o.kind == "Endpoints" && o.name == endpoints.metadata.name && o.uid != endpoints.metadata.uid)
@@ -312,6 +372,13 @@ Status EndpointSliceMirroringController::reconcile(const Endpoints& endpoints,
       toDelete.erase(x);
     }
   }
+  perSync("addresses_skipped_per_sync",
+          "Number of addresses skipped on each Endpoints sync due to being invalid or exceeding MaxEndpointsPerSubset")
+      .observe(addressesSkipped);
+  perSync("endpoints_added_per_sync", "Number of endpoints added on each Endpoints sync").observe(totalAdded);
+  perSync("endpoints_updated_per_sync", "Number of endpoints updated on each Endpoints sync").observe(totalUpdated);
+  perSync("endpoints_removed_per_sync", "Number of endpoints removed on each Endpoints sync").observe(totalRemoved);
+  updateMetricsCache(endpoints.metadata.namespace_ + "/" + endpoints.metadata.name, counts);
   const bool deleting = endpoints.metadata.deletionTimestamp && !endpoints.metadata.deletionTimestamp->isZero();
   return es::writeSlices(*client_, tracker_, endpoints.metadata.namespace_, "Endpoints " + ref, toCreate, toUpdate,
                          toDelete, deleting, "endpoint_slice_mirroring_controller_changes");

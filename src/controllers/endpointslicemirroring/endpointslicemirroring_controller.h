@@ -7,7 +7,9 @@
 // Endpoints' labels and annotations (but the trigger time and last-applied configuration) carried over. Endpoints
 // labelled endpointslice.kubernetes.io/skip-mirror=true, leader-election records, and Endpoints whose Service is
 // gone or has a selector get no (more) mirrored slices.
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,12 @@ class EndpointSliceMirroringController {
   std::vector<std::shared_ptr<const EndpointSlice>> mirroredSlices(const std::string& ns, const std::string& name);
   Status deleteMirroredSlices(const std::string& ns, const std::string& name);
   void queueEndpointsForEndpointSlice(const EndpointSlice& s);
+  // upstream's metrics cache: per mirrored Endpoints, its endpoints and its slices (desired and actual); the
+  // endpoints_desired / desired_endpoint_slices / num_endpoint_slices gauges are their sums.
+  struct EndpointsCounts {
+    int endpoints = 0, desiredSlices = 0, actualSlices = 0;
+  };
+  void updateMetricsCache(const std::string& key, std::optional<EndpointsCounts> counts);
   std::shared_ptr<client::RestClient> client_;
   informers::SharedInformer<Endpoints>& endpoints_;
   informers::SharedInformer<EndpointSlice>& slices_;
@@ -53,6 +61,8 @@ class EndpointSliceMirroringController {
   std::shared_ptr<client::EventRecorder> recorder_;
   Clock::Duration batchPeriod_;
   endpointslice::EndpointSliceTracker tracker_;
+  std::mutex metricsMu_;
+  std::map<std::string, EndpointsCounts> metricsCache_;  // guarded by metricsMu_
   runtime::ControllerBase base_;
   std::vector<informers::Registration> registrations_;  // last: the handlers go first
 };

@@ -4,6 +4,7 @@
 
 #include "api/gen/meta_v1_json.h"
 #include "base/log.h"
+#include "base/metrics.h"
 
 namespace kcm::controllers::gc {
 
@@ -96,6 +97,15 @@ std::unique_ptr<runtime::ItemRateLimiter> makeLimiter(L*& handle, Clock& clock) 
 }
 }  // namespace
 
+namespace {
+// A plain counter: shown at 0 from the collector's construction, as upstream registers it in NewGarbageCollector.
+metrics::Counter& resourcesSyncErrors() {
+  static auto& c = metrics::Registry::global().counter("garbagecollector_controller_resources_sync_error_total",
+                                                       "Number of garbage collector resources sync errors");
+  return c;
+}
+}  // namespace
+
 GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataClient,
                                    std::shared_ptr<client::DiscoveryClient> discovery,
                                    informers::SharedInformerFactory& factory,
@@ -107,7 +117,9 @@ GarbageCollector::GarbageCollector(std::shared_ptr<client::RestClient> metadataC
                   makeLimiter(deleteLimiter_, clock)),
       orphanBase_("garbage_collector_attempt_to_orphan",
                   [this](const std::string& uid) { return attemptToOrphanWorker(uid); }, clock),
-      graph_(std::make_unique<GraphBuilder>(factory_, recorder_, deleteBase_.queue(), orphanBase_.queue(), absent_)) {}
+      graph_(std::make_unique<GraphBuilder>(factory_, recorder_, deleteBase_.queue(), orphanBase_.queue(), absent_)) {
+  resourcesSyncErrors();
+}
 
 GarbageCollector::~GarbageCollector() { resync_.stop(); }
 
@@ -118,7 +130,10 @@ Status GarbageCollector::resyncMonitors() {
     // upstream blocks up to one period for the monitors after a resync; we look once, a period later.
     awaitingSync_ = false;
     if (graph_->isSynced()) KLOG_V(2, "\"synced garbage collector\"");
-    else KLOG_ERROR("\"timed out waiting for dependency graph builder sync during GC sync\"");
+    else {
+      KLOG_ERROR("\"timed out waiting for dependency graph builder sync during GC sync\"");
+      resourcesSyncErrors().inc();
+    }
   }
   discovery_->invalidate();  // upstream discovers afresh every period
   auto discovered = discovery_->serverPreferredResourcesWithFailures();
@@ -136,6 +151,7 @@ Status GarbageCollector::resyncMonitors() {
   }
   if (resources.empty()) {
     KLOG_V(2, "\"no resources reported by discovery, skipping garbage collector sync\"");
+    resourcesSyncErrors().inc();
     return err;
   }
   std::set<std::string> newResources;

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "base/metrics.h"
+
 namespace kcm::controllers {
 
 namespace {
@@ -11,6 +13,22 @@ using u128 = unsigned __int128;
 
 // 2^n - 1 without overflowing for n = 128.
 u128 lowOnes(int n) { return n >= 128 ? ~u128{0} : (u128{1} << n) - 1; }
+
+// upstream's cidrset metrics, vectors by clusterCIDR (the max gauge's name is upstream's, misspelling included;
+// so is the tries histogram's help).
+metrics::Labels labelsOf(const IpCidr& c) { return {{"clusterCIDR", c.toString()}}; }
+void countAllocations(const IpCidr& c, size_t n) {
+  metrics::Registry::global()
+      .counter("node_ipam_controller_cidrset_cidrs_allocations_total",
+               "Counter measuring total number of CIDR allocations.", labelsOf(c))
+      .inc(static_cast<double>(n));
+}
+void setUsage(const IpCidr& c, size_t used, size_t max) {
+  metrics::Registry::global()
+      .gauge("node_ipam_controller_cidrset_usage_cidrs", "Gauge measuring percentage of allocated CIDRs.",
+             labelsOf(c))
+      .set(static_cast<double>(used) / static_cast<double>(max));
+}
 }  // namespace
 
 Result<IpCidr> IpCidr::parse(const std::string& s) {
@@ -67,6 +85,10 @@ Result<CidrSet> CidrSet::create(const IpCidr& cluster, int nodeMaskSize) {
   s.cluster_ = cluster;
   s.mask_ = nodeMaskSize;
   s.bits_.assign(size_t{1} << diff, false);
+  metrics::Registry::global()
+      .gauge("node_ipam_controller_cirdset_max_cidrs", "Maximum number of CIDRs that can be allocated.",
+             labelsOf(cluster))
+      .set(static_cast<double>(s.bits_.size()));
   return s;
 }
 
@@ -77,6 +99,13 @@ Result<IpCidr> CidrSet::allocateNext() {
     bits_[idx] = true;
     ++used_;
     next_ = (idx + 1) % bits_.size();
+    countAllocations(cluster_, 1);
+    metrics::Registry::global()
+        .histogram("node_ipam_controller_cidrset_allocation_tries_per_request",
+                   "Number of endpoints added on each Service sync", metrics::exponentialBuckets(1, 5, 5),
+                   labelsOf(cluster_))
+        .observe(static_cast<double>(i));
+    setUsage(cluster_, used_, bits_.size());
     IpCidr c = cluster_;
     c.base = cluster_.base + (u128{idx} << (cluster_.bits() - mask_));
     c.prefix = mask_;
@@ -102,22 +131,34 @@ std::optional<std::pair<size_t, size_t>> CidrSet::range(const IpCidr& cidr) cons
 Status CidrSet::occupy(const IpCidr& cidr) {
   auto r = range(cidr);
   if (!r) return Status(StatusCode::kInvalidArgument, "CIDR " + cidr.toString() + " is outside " + cluster_.toString());
+  size_t set = 0;
   for (size_t i = r->first; i <= r->second; ++i)
     if (!bits_[i]) {
       bits_[i] = true;
       ++used_;
+      ++set;
     }
+  if (set) countAllocations(cluster_, set);
+  setUsage(cluster_, used_, bits_.size());
   return Status::Ok();
 }
 
 Status CidrSet::release(const IpCidr& cidr) {
   auto r = range(cidr);
   if (!r) return Status(StatusCode::kInvalidArgument, "CIDR " + cidr.toString() + " is outside " + cluster_.toString());
+  size_t cleared = 0;
   for (size_t i = r->first; i <= r->second; ++i)
     if (bits_[i]) {
       bits_[i] = false;
       --used_;
+      ++cleared;
     }
+  if (cleared)
+    metrics::Registry::global()
+        .counter("node_ipam_controller_cidrset_cidrs_releases_total",
+                 "Counter measuring total number of CIDR releases.", labelsOf(cluster_))
+        .inc(static_cast<double>(cleared));
+  setUsage(cluster_, used_, bits_.size());
   return Status::Ok();
 }
 

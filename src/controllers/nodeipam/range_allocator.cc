@@ -2,6 +2,7 @@
 
 #include "api/gen/core_v1_json.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "client/typed_client.h"
 #include "controllers/util/node_util.h"
 
@@ -51,9 +52,13 @@ Result<std::unique_ptr<RangeAllocator>> RangeAllocator::create(std::shared_ptr<c
   // Restart safety: what nodes already hold is taken before anything is handed out. A CIDR that cannot be taken
   // (garbage, a changed cluster CIDR) would keep failing, so the start fails instead of allocating around it.
   for (const auto& n : *existing) {
-    if (n.spec.podCIDRs.empty()) continue;
-    KLOG_V(4, "\"Node has CIDR, occupying it in CIDR map\" node=\"" + n.metadata.name + "\" podCIDR=\"" +
-                  n.spec.podCIDR + "\"");
+    // The allocator's start-up lines carry the controller's logger name, as upstream's.
+    if (n.spec.podCIDRs.empty()) {
+      KLOG_V(4, "\"Node has no CIDR, ignoring\" logger=\"node-ipam-controller\" node=" + log::quote(n.metadata.name));
+      continue;
+    }
+    KLOG_V(4, "\"Node has CIDR, occupying it in CIDR map\" logger=\"node-ipam-controller\" node=" +
+                  log::quote(n.metadata.name) + " podCIDR=" + log::quote(n.spec.podCIDR));
     if (Status s = ra->occupyCIDRs(n); !s.ok()) return s;
   }
   return ra;
@@ -98,7 +103,21 @@ void RangeAllocator::releaseCIDRs(const Node& node) {
     if (auto cidr = IpCidr::parse(cidrs[i]); cidr.ok()) (void)sets_[i].release(*cidr);
 }
 
+namespace {
+metrics::Gauge& runningNodeIpam() {
+  return metrics::Registry::global().gauge("running_managed_controllers",
+                                           "Indicates where instances of a controller are currently running",
+                                           {{"manager", "kube-controller-manager"}, {"name", "nodeipam"}});
+}
+}  // namespace
+
+RangeAllocator::~RangeAllocator() {
+  if (started_) runningNodeIpam().set(0);
+}
+
 void RangeAllocator::run(int workers, std::stop_token stop) {
+  started_ = true;
+  runningNodeIpam().set(1);
   // What nodes held at start was occupied by create(); nodes seen since are occupied by their syncs.
   base_.start(workers, stop, {[this] { return nodes_.hasSynced(); }});
 }

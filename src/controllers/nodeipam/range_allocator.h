@@ -33,10 +33,14 @@ class RangeAllocator {
                                                         const std::vector<int>& nodeMaskSizes,
                                                         const std::vector<IpCidr>& serviceCIDRs,
                                                         Clock& clock = RealClock::get(), std::stop_token stop = {});
+  // While running, running_managed_controllers{manager="kube-controller-manager",name="nodeipam"} is 1 (upstream's
+  // RunWithMetrics); 0 once stopped.
   void run(int workers, std::stop_token stop);
+  ~RangeAllocator();
   runtime::SyncResult syncNode(const std::string& name);
 
  private:
+  bool started_ = false;
   RangeAllocator(std::shared_ptr<client::RestClient> client, std::shared_ptr<client::EventRecorder> recorder,
                  informers::SharedInformer<api::core::v1::Node>& nodes, std::vector<CidrSet> sets);
   Status occupyCIDRs(const api::core::v1::Node& node);

@@ -111,7 +111,7 @@ NodeLifecycleController::NodeLifecycleController(std::shared_ptr<client::RestCli
   ph.onUpdate = [podUpdated](const auto& o, const auto& n) { podUpdated(o.get(), *n); };
   registrations_.push_back(pods_.addEventHandler(ph));
 
-  KLOG_INFO("\"Controller will reconcile labels\"");
+  KLOG_INFO("\"Controller will reconcile labels\" logger=\"node-lifecycle-controller\"");
   informers::EventHandler<Node> nh;
   nh.onAdd = [this](const auto& n) { nodeUpdates_.enqueue(n->metadata.name); };
   nh.onUpdate = [this](const auto&, const auto& n) { nodeUpdates_.enqueue(n->metadata.name); };

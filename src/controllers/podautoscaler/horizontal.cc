@@ -189,6 +189,7 @@ HorizontalController::HorizontalController(std::shared_ptr<client::RestClient> c
       base_("horizontalpodautoscaler", [this](const std::string& k) { return reconcileKey(k); }, clock, -1,
             std::make_unique<FixedItemIntervalRateLimiter>(
                 std::chrono::duration_cast<Clock::Duration>(opts.resyncPeriod))) {
+  numHPAs();  // a plain gauge: 0 from registration
   if (opts_.staleConsistency)
     consistency_.enable({{"horizontalpodautoscalers", [this] { return hpas_.lastSyncResourceVersion(); }}});
   informers::EventHandler<HorizontalPodAutoscaler> h;

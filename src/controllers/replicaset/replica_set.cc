@@ -8,7 +8,9 @@
 #include "api/gen/core_v1_json.h"
 #include "api/support/labels.h"
 #include "api/support/wall_time.h"
+#include "base/duration.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "client/typed_client.h"
 
 namespace kcm::controllers {
@@ -20,6 +22,37 @@ namespace {
 constexpr const char* kControllerUIDIndex = "controllerUID";
 constexpr const char* kReplicaFailure = "ReplicaFailure";
 constexpr int kStatusUpdateRetries = 1;
+
+// A plain histogram, registered by the ReplicaSet controller only (not the ReplicationController manager).
+metrics::Histogram& sortingDeletionAgeRatio() {
+  static auto& h = metrics::Registry::global().histogram(
+      "replicaset_controller_sorting_deletion_age_ratio",
+      "The ratio of chosen deleted pod's ages to the current youngest pod's age (at the time). Should be <2. The "
+      "intent of this metric is to measure the rough efficacy of the sorting (and deletion) of pods when a "
+      "replicaset scales down. This only considers Ready pods when calculating and reporting.",
+      metrics::exponentialBuckets(0.25, 2, 6));
+  return h;
+}
+
+// upstream reportSortingDeletionAgeRatioMetric: each Ready pod chosen for deletion, its age over the youngest
+// Ready pod's, in whole milliseconds divided as integers (as upstream does).
+void reportSortingDeletionAgeRatioMetric(const std::vector<RankedPod>& sorted, size_t diff, WallTime now) {
+  std::optional<WallTime> youngest;
+  for (const auto& r : sorted) {
+    if (!isPodReady(*r.pod) || r.pod->metadata.creationTimestamp.isZero()) continue;
+    WallTime t = toWallTime(r.pod->metadata.creationTimestamp);
+    if (!youngest || t > *youngest) youngest = t;
+  }
+  if (!youngest) return;
+  auto ms = [&](WallTime t) { return std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count(); };
+  const int64_t youngestAge = ms(*youngest);
+  if (youngestAge <= 0) return;
+  for (size_t i = 0; i < diff && i < sorted.size(); ++i) {
+    const auto& pod = *sorted[i].pod;
+    if (!isPodReady(pod) || pod.metadata.creationTimestamp.isZero()) continue;
+    sortingDeletionAgeRatio().observe(static_cast<double>(ms(toWallTime(pod.metadata.creationTimestamp)) / youngestAge));
+  }
+}
 }  // namespace
 
 Result<LabelMatcher> ReplicaSetKind::selector(const Object& o) {
@@ -58,6 +91,7 @@ ReplicaSetControllerT<K>::ReplicaSetControllerT(std::shared_ptr<client::RestClie
     : client_(client), clock_(clock), owners_(owners), pods_(pods), opts_(opts),
       podControl_(client, std::move(recorder)), expectations_(clock),
       base_(K::kQueueName, [this](const std::string& key) { return syncReplicaSet(key); }, clock) {
+  if constexpr (K::kTerminatingReplicas) sortingDeletionAgeRatio();  // ReplicaSets only, as upstream
   if constexpr (!K::kTerminatingReplicas) {
     opts_.staleConsistency = false;
     opts_.terminatingReplicas = false;
@@ -72,7 +106,13 @@ ReplicaSetControllerT<K>::ReplicaSetControllerT(std::shared_ptr<client::RestClie
   pods_.store().addIndexer(kPodControllerIndex, podControllerIndexKeys);
 
   informers::EventHandler<Object> oh;
-  oh.onAdd = [this](const ObjectPtr& o) { base_.enqueue(key(o->metadata)); };
+  oh.onAdd = [this](const ObjectPtr& o) {
+    // The controller's logger name, as upstream's handlers carry it.
+    KLOG_V(4, std::string("\"Adding\" logger=\"") +
+                  (std::string(K::kKind) == "ReplicaSet" ? "replicaset-controller" : "replicationcontroller-controller") +
+                  "\" replicaSet=" + log::quote(key(o->metadata)));
+    base_.enqueue(key(o->metadata));
+  };
   oh.onUpdate = [this](const ObjectPtr& oldO, const ObjectPtr& cur) {
     if (oldO->metadata.uid != cur->metadata.uid) {
       consistency_.clear(key(oldO->metadata), oldO->metadata.uid);
@@ -234,7 +274,10 @@ Status ReplicaSetControllerT<K>::manageReplicas(const std::vector<PodPtr>& activ
       if (isPodActive(*p)) ++podsOnNode[p->spec.nodeName];
     std::vector<RankedPod> ranked;
     for (const auto& p : activePods) ranked.push_back({p, podsOnNode[p->spec.nodeName]});
-    if (diff < static_cast<int>(ranked.size())) sortPodsForDeletion(ranked, clock_.wallNow());
+    if (diff < static_cast<int>(ranked.size())) {
+      sortPodsForDeletion(ranked, clock_.wallNow());
+      if constexpr (K::kTerminatingReplicas) reportSortingDeletionAgeRatioMetric(ranked, diff, clock_.wallNow());
+    }
     ranked.resize(diff);
     std::set<std::string> keys;
     for (const auto& r : ranked) keys.insert(podKey(*r.pod));
@@ -343,7 +386,28 @@ Result<typename ReplicaSetControllerT<K>::ObjectPtr> ReplicaSetControllerT<K>::u
 
 template <class K>
 runtime::SyncResult ReplicaSetControllerT<K>::syncReplicaSet(const std::string& rsKey) {
-  if (Status s = consistency_.ensureReady(rsKey); !s.ok()) return runtime::SyncResult::error(s);
+  struct Finished {
+    const std::string& key;
+    std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+    ~Finished() {
+      KLOG_V(4, "\"Finished syncing\" kind=\"" + std::string(K::kKind) + "\" key=" + log::quote(key) +
+                    " duration=" + log::quote(goDuration(std::chrono::steady_clock::now() - began)));
+    }
+  } finished{rsKey};
+  std::string lagging;
+  if (Status s = consistency_.ensureReady(rsKey, &lagging); !s.ok()) {
+    // Upstream counts the skip by the lagging informer's group and resource, under the ReplicaSet controller's
+    // subsystem for both kinds (the replication manager is the same controller).
+    const bool owners = lagging == "owners";
+    const bool rs = std::string(K::kKind) == "ReplicaSet";
+    kcm::metrics::Registry::global()
+        .counter("replicaset_controller_stale_sync_skips_total",
+                 "Total number of ReplicaSet syncs skipped due to a stale watch cache.",
+                 {{"group", owners && rs ? "apps" : ""},
+                  {"resource", owners ? (rs ? "replicasets" : "replicationcontrollers") : lagging}})
+        .inc();
+    return runtime::SyncResult::error(s);
+  }
   auto [ns, name] = informers::splitMetaNamespaceKey(rsKey);
   auto rs = owners_.store().get(ns, name);
   if (!rs) {

@@ -22,11 +22,21 @@ informers::Registration watchTyped(informers::SharedInformer<T>& inf, const std:
                                    std::function<bool(const T&, const T&)> updateMatters,
                                    const std::function<void(const std::string&, const std::string&)>& enqueue) {
   informers::EventHandler<T> h;
+  // Upstream logs each event its monitor queues, with the object; ours coalesces them per namespace afterwards.
+  auto logged = [gr](const api::meta::v1::ObjectMeta& m, const char* eventType) {
+    KLOG_V(4, "\"QuotaMonitor process object\" resource=" + log::quote(gr) + " namespace=" + log::quote(m.namespace_) +
+                  " name=" + log::quote(m.name) + " uid=" + log::quote(m.uid) + " eventType=\"" + eventType + "\"");
+  };
   if (updateMatters)
-    h.onUpdate = [gr, updateMatters, enqueue](const auto& old, const auto& cur) {
-      if (updateMatters(*old, *cur)) enqueue(gr, cur->metadata.namespace_);
+    h.onUpdate = [gr, updateMatters, enqueue, logged](const auto& old, const auto& cur) {
+      if (!updateMatters(*old, *cur)) return;
+      logged(cur->metadata, "update");
+      enqueue(gr, cur->metadata.namespace_);
     };
-  h.onDelete = [gr, enqueue](const auto& o, bool) { enqueue(gr, o->metadata.namespace_); };
+  h.onDelete = [gr, enqueue, logged](const auto& o, bool) {
+    logged(o->metadata, "delete");
+    enqueue(gr, o->metadata.namespace_);
+  };
   return inf.addEventHandler(h);
 }
 }  // namespace
@@ -54,7 +64,6 @@ void QuotaMonitor::enqueue(const std::string& groupResource, const std::string& 
 runtime::SyncResult QuotaMonitor::processResourceChange(const std::string& key) {
   const auto sep = key.find(kKeySeparator);
   const std::string gr = key.substr(0, sep), ns = sep == std::string::npos ? "" : key.substr(sep + 1);
-  KLOG_V(4, "\"QuotaMonitor process object\" resource=\"" + gr + "\" namespace=\"" + ns + "\"");
   replenish_(gr, ns);
   return runtime::SyncResult::ok();
 }
@@ -95,7 +104,7 @@ std::unique_ptr<QuotaMonitor::Monitor> QuotaMonitor::monitorFor(const client::AP
     if (!registry_.get(gr)) {
       registry_.add(std::make_shared<quota::ObjectCountEvaluator<PartialObjectMetadata>>(
           r.group, r.resource, quota::cacheListFunc<PartialObjectMetadata>(inf, gvr.toString())));
-      KLOG_INFO("\"QuotaMonitor created object count evaluator\" resource=\"" + gr + "\"");
+      KLOG_INFO("\"QuotaMonitor created object count evaluator\" logger=\"resourcequota-controller\" resource=\"" + gr + "\"");
     }
   }
   return m;
@@ -131,7 +140,7 @@ QuotaMonitor::Counts QuotaMonitor::syncMonitors(const std::vector<client::APIRes
     monitors_.merge(added);
   }
   c.removed = static_cast<int>(removed.size());
-  KLOG_V(4, "\"quota synced monitors\" added=" + std::to_string(c.added) + " kept=" + std::to_string(c.kept) +
+  KLOG_V(4, "\"quota synced monitors\" logger=\"resourcequota-controller\" added=" + std::to_string(c.added) + " kept=" + std::to_string(c.kept) +
                 " removed=" + std::to_string(c.removed));
   return c;  // `removed` goes here: its handlers are removed outside the lock
 }

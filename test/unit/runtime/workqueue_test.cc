@@ -146,7 +146,7 @@ TEST(Metrics, HelpTextIsEscapedAsTheTextFormatWantsIt) {
   Registry reg;
   reg.counter("two_lines_total", "first line\nsecond \\ line").inc();
   const std::string text = reg.render();
-  EXPECT_NE(text.find("# HELP two_lines_total first line\\nsecond \\\\ line\n# TYPE two_lines_total counter\n"),
+  EXPECT_NE(text.find("# HELP two_lines_total [ALPHA] first line\\nsecond \\\\ line\n# TYPE two_lines_total counter\n"),
             std::string::npos)
       << text;
 }

@@ -178,7 +178,7 @@ void AttachDetachController::ProcessPodVolumes(const Pod& pod, bool addVolumes) 
   const std::string& node = pod.spec.nodeName;
   if (node.empty()) return;
   if (!dsw_.NodeExists(node)) {
-    KLOG_V(4, "\"Skipping processing of pod, it is scheduled to node which is not managed by the controller\" node=" +
+    KLOG_V(4, "\"Skipping processing of pod, it is scheduled to node which is not managed by the controller\" logger=\"persistentvolume-attach-detach-controller\" node=" +
                   q(node) + " pod=" + q(pod.metadata.namespace_ + "/" + pod.metadata.name));
     return;
   }

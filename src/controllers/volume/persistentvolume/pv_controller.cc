@@ -6,11 +6,37 @@
 
 #include "api/gen/core_v1_json.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "client/typed_client.h"
 #include "controllers/volume/common/volume_common.h"
 #include "controllers/volume/persistentvolume/pv_helpers.h"
 
 namespace kcm::controllers::volume::persistentvolume {
+
+namespace {
+metrics::Counter& retroactiveTotal() {
+  static auto& c = metrics::Registry::global().counter(
+      "retroactive_storageclass_total", "Total number of retroactive StorageClass assignments to persistent volume claim");
+  return c;
+}
+metrics::Counter& retroactiveErrors() {
+  static auto& c = metrics::Registry::global().counter(
+      "retroactive_storageclass_errors_total",
+      "Total number of failed retroactive StorageClass assignments to persistent volume claim");
+  return c;
+}
+}  // namespace
+
+void registerRetroactiveStorageClassMetrics() {
+  retroactiveTotal();
+  retroactiveErrors();
+}
+
+void RecordRetroactiveStorageClassMetric(bool success) {
+  retroactiveTotal().inc();
+  if (!success) retroactiveErrors().inc();
+}
+
 namespace {
 
 using client::kEventTypeNormal;
@@ -81,6 +107,8 @@ Status PersistentVolumeController::syncUnboundClaim(const PersistentVolumeClaim&
       KLOG_V(4, "\"Synchronizing unbound PersistentVolumeClaim, no volume found\" PVC=" + q(key));
       KLOG_V(4, "\"Attempting to assign storage class to unbound PersistentVolumeClaim\" PVC=" + q(key));
       auto updated = assignDefaultStorageClass(claim);
+      if (!updated.ok()) RecordRetroactiveStorageClassMetric(false);
+      else if (*updated) RecordRetroactiveStorageClassMetric(true);
       if (!updated.ok())
         return Status(updated.status().code(),
                       "can't update PersistentVolumeClaim[\"" + key + "\"]: " + updated.status().message());

@@ -53,6 +53,11 @@ inline constexpr const char* kRecyclerPodPrefix = "recycler-for-";
 
 using common::OperationBackoff;
 
+// pkg/controller/volume/persistentvolume/metrics: the plain retroactive StorageClass counters, registered once the
+// controller's caches synced (as upstream's Run); RecordRetroactiveStorageClassMetric counts one assignment attempt.
+void registerRetroactiveStorageClassMetrics();
+void RecordRetroactiveStorageClassMetric(bool success);
+
 class PersistentVolumeController {
  public:
   PersistentVolumeController(std::shared_ptr<client::RestClient> client, std::shared_ptr<client::EventRecorder> recorder,

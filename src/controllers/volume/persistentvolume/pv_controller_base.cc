@@ -166,7 +166,10 @@ void PersistentVolumeController::Run(std::stop_token stop) {
     if (!(volumeInformer_.hasSynced() && claimInformer_.hasSynced() && classes_.hasSynced() && pods_.hasSynced() &&
           nodes_.hasSynced()))
       return false;
-    std::call_once(cachesInitialized_, [this] { initializeCaches(); });
+    std::call_once(cachesInitialized_, [this] {
+      initializeCaches();
+      registerRetroactiveStorageClassMetrics();
+    });
     return true;
   };
   resync_.start(clock_, params_.syncPeriod, stop, [this] { resync(); }, synced);

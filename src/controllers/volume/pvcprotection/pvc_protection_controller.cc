@@ -87,7 +87,7 @@ void Controller::run(int workers, std::stop_token stop) {
 void Controller::enqueuePVCs(const Pod& pod, bool deleted) {
   // Without the gate only pods that can free a PVC matter: deleted, terminated or never scheduled.
   if (!unusedSinceTime_ && !deleted && !common::IsPodTerminated(pod) && !pod.spec.nodeName.empty()) return;
-  KLOG_V(4, "\"Enqueuing PVCs for Pod\" pod=" + log::quote(keyOf(pod.metadata)) + " podUID=" +
+  KLOG_V(4, "\"Enqueuing PVCs for Pod\" logger=\"persistentvolumeclaim-protection-controller\" pod=" + log::quote(keyOf(pod.metadata)) + " podUID=" +
                 log::quote(pod.metadata.uid));
   for (const auto& key : common::PodPVCIndexFunc(pod)) base_.enqueue(key);
 }
