@@ -73,6 +73,12 @@ const std::map<std::string, const char*>& declaredStability() {
   static const std::map<std::string, const char*> m = {
       {"cronjob_controller_job_creation_skew_duration_seconds", "STABLE"},
       {"disabled_metrics_total", "BETA"},
+      {"endpoint_slice_controller_desired_endpoint_slices", "BETA"},
+      {"endpoint_slice_controller_endpoints_added_per_sync", "BETA"},
+      {"endpoint_slice_controller_endpoints_desired", "BETA"},
+      {"endpoint_slice_controller_endpoints_removed_per_sync", "BETA"},
+      {"endpoint_slice_controller_num_endpoint_slices", "BETA"},
+      {"endpoint_slice_controller_services_count_by_traffic_distribution", "BETA"},
       {"hidden_metrics_total", "BETA"},
       {"horizontal_pod_autoscaler_controller_metric_computation_duration_seconds", "BETA"},
       {"horizontal_pod_autoscaler_controller_metric_computation_total", "BETA"},

@@ -218,6 +218,23 @@ class OperatorView : public E2ETest {
           R"("}},"spec":{"tolerations":[{"operator":"Exists"}],"containers":[{"name":"c","image":"nginx"}]}}}})");
     ExecResult rollout = kubectl({"rollout", "status", "-n", ns(), "deployment/" + name, "--timeout=120s"}, "", 130s);
     EXPECT_TRUE(rollout.ok()) << name << ": " << rollout.out << rollout.err;
+    // A Service in front of it (endpoints and endpointslice controllers) and one without a selector whose
+    // Endpoints are written by hand (endpointslice mirroring): both binaries publish those controllers' families.
+    apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":")" + name + R"("},"spec":{"selector":{"app":")" +
+          name + R"("},"ports":[{"port":80}]}})");
+    apply(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":")" + name +
+          R"(-ext"},"spec":{"ports":[{"port":80}]}})");
+    apply(R"({"apiVersion":"v1","kind":"Endpoints","metadata":{"name":")" + name +
+          R"(-ext"},"subsets":[{"addresses":[{"ip":"10.0.0.1"}],"ports":[{"port":80}]}]})");
+    for (const std::string svc : {name, name + "-ext"})
+      EXPECT_TRUE(waitFor(
+          [&] {
+            return !kubectl({"get", "endpointslices", "-n", ns(), "-l", "kubernetes.io/service-name=" + svc, "-o",
+                             "name"})
+                        .out.empty();
+          },
+          60s))
+          << name << " wrote no EndpointSlice for " << svc;
     // Every controller past its first syncs (the garbage collector's monitors, the resource quota's discovery).
     std::this_thread::sleep_for(20s);
     run.metrics = scrape(port);
@@ -233,6 +250,8 @@ class OperatorView : public E2ETest {
     // Scaled to zero so the next binary's controllers find nothing of this run left to do.
     kubectl({"delete", "deployment", "-n", ns(), name, "--cascade=orphan"});
     kubectl({"delete", "rs,pods", "-n", ns(), "-l", "app=" + name, "--wait=false"});
+    kubectl({"delete", "service,endpoints,endpointslices", "-n", ns(), name, name + "-ext", "--ignore-not-found"});
+    kubectl({"delete", "endpointslices", "-n", ns(), "--all"});
     return run;
   }
 
@@ -244,6 +263,13 @@ class OperatorView : public E2ETest {
   }
   void ensureRuns() {
     if (runs().size() == 2) return;
+    // Objects of earlier suites' namespaces still being torn down would give the first binary work (and metric
+    // families) the second never sees: start once the cluster holds only this test's objects.
+    waitFor(
+        [&] {
+          return kubectl({"get", "namespaces", "--field-selector=status.phase=Terminating", "-o", "name"}).out.empty();
+        },
+        180s, 2s);
     runs()["upstream"] = runOnce(upstreamBinary(), "upstream");
     runs()["ours"] = runOnce(kcmBinary(), "ours");
   }

@@ -88,10 +88,11 @@ void observeEndpointsAddedRemoved(int added, int removed) {
 }
 
 void observeSlicesChangedPerSync(bool topologyAuto, const std::string& trafficDistribution, int changed) {
-  static const std::vector<double> kDefBuckets = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
+  // Upstream declares no buckets here, and component-base then exposes the +Inf bucket alone (a scrape shows
+  // only le="+Inf"): count and sum are what it carries.
   metrics::Registry::global()
       .histogram("endpoint_slice_controller_endpointslices_changed_per_sync",
-                 "Number of EndpointSlices changed on each Service sync", kDefBuckets,
+                 "Number of EndpointSlices changed on each Service sync", {},
                  {{"topology", topologyAuto ? "Auto" : "Disabled"}, {"traffic_distribution", trafficDistribution}})
       .observe(changed);
 }
