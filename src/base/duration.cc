@@ -1,6 +1,7 @@
 #include "base/duration.h"
 
 #include <cstdint>
+#include <ctime>
 
 namespace kcm {
 
@@ -25,6 +26,18 @@ std::string goDuration(std::chrono::nanoseconds d) {
   if (h > 0) out += std::to_string(h) + "h";
   if (h > 0 || m > 0) out += std::to_string(m) + "m";
   return out + frac(u % 60000000000ull, 1000000000) + "s";
+}
+
+std::string goTime(std::chrono::system_clock::time_point t) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::string frac = std::to_string(ns % 1000000000 + 1000000000).substr(1);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return std::string(buf) + (frac.empty() ? "" : "." + frac) + " +0000 UTC";
 }
 
 }  // namespace kcm

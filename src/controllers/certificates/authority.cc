@@ -1,5 +1,7 @@
 #include "controllers/certificates/authority.h"
 
+#include "base/duration.h"
+
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -146,14 +148,8 @@ const EVP_MD* digestFor(EVP_PKEY* key) {
 
 }  // namespace
 
-std::string goTimeString(SysTime t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S +0000 UTC", &tm);
-  return buf;
-}
+// x509 times are whole seconds: Go prints them without a fraction, as goTime does.
+std::string goTimeString(SysTime t) { return goTime(std::chrono::time_point_cast<std::chrono::seconds>(t)); }
 
 Result<KeyUsages> keyUsagesFromStrings(const std::vector<std::string>& usages) {
   KeyUsages out;

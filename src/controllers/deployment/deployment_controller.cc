@@ -1,7 +1,6 @@
 #include "controllers/deployment/deployment_controller.h"
 
 #include <chrono>
-#include <ctime>
 
 #include "api/gen/apps_v1_json.h"
 #include "api/gen/core_v1_json.h"
@@ -18,18 +17,6 @@ using namespace deploymentutil;
 using log::quote;
 
 namespace {
-// Go's time.Time.String() in UTC, without the monotonic reading: "2026-12-06 02:44:24.174321813 +0000 UTC".
-std::string goTime(std::chrono::system_clock::time_point t) {
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  std::string frac = std::to_string(ns % 1000000000 + 1000000000).substr(1);
-  while (!frac.empty() && frac.back() == '0') frac.pop_back();
-  return std::string(buf) + (frac.empty() ? "" : "." + frac) + " +0000 UTC";
-}
 constexpr const char* kLogger = " logger=\"deployment-controller\"";
 std::string objectKey(const api::meta::v1::ObjectMeta& m) { return quote(m.namespace_ + "/" + m.name); }
 }  // namespace
