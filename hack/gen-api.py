@@ -39,6 +39,7 @@ GROUPS = OrderedDict([
     ("io.k8s.api.scheduling.v1alpha3", ("scheduling::v1alpha3", "scheduling_v1alpha3", "api/scheduling/v1alpha3")),
     ("io.k8s.api.scheduling.v1beta1", ("scheduling::v1beta1", "scheduling_v1beta1", "api/scheduling/v1beta1")),
     ("io.k8s.api.storagemigration.v1", ("storagemigration::v1", "storagemigration_v1", "api/storagemigration/v1")),
+    ("io.k8s.api.admissionregistration.v1", ("admissionregistration::v1", "admissionregistration_v1", "api/admissionregistration/v1")),
     ("io.k8s.api.apiserverinternal.v1alpha1",
      ("apiserverinternal::v1alpha1", "apiserverinternal_v1alpha1", "api/apiserverinternal/v1alpha1")),
 ])

@@ -48,6 +48,7 @@
 #include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
 #include "controllers/ttlafterfinished/ttlafterfinished_controller.h"
+#include "controllers/validatingadmissionpolicystatus/register_vapstatus.h"
 #include "controllers/volume/register_volume.h"
 
 namespace kcm::controllers {
@@ -461,6 +462,7 @@ Status registerControllerInitFuncs() {
   registerResourceClaimInitFunc(setInit);
   registerStorageVersionMigratorInitFunc(setInit);
   registerStorageVersionGCInitFunc(setInit);
+  registerValidatingAdmissionPolicyStatusInitFunc(setInit);
   registerSchedulingInitFuncs(setInit);
   if (!unknownNames().empty()) {
     std::string names;

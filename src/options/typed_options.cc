@@ -454,7 +454,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "flex-volume-plugin-dir",
       "pv-recycler-pod-template-filepath-hostpath",
       "pv-recycler-pod-template-filepath-nfs",
-      "concurrent-validating-admission-policy-status-syncs",
       "allow-metric-labels",
       "allow-metric-labels-manifest",
       "disabled-metrics",
