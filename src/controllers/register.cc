@@ -48,6 +48,7 @@
 #include "controllers/tainteviction/taint_eviction.h"
 #include "controllers/ttl/ttl_controller.h"
 #include "controllers/ttlafterfinished/ttlafterfinished_controller.h"
+#include "controllers/devicetainteviction/register_devicetainteviction.h"
 #include "controllers/validatingadmissionpolicystatus/register_vapstatus.h"
 #include "controllers/volume/register_volume.h"
 
@@ -463,6 +464,7 @@ Status registerControllerInitFuncs() {
   registerStorageVersionMigratorInitFunc(setInit);
   registerStorageVersionGCInitFunc(setInit);
   registerValidatingAdmissionPolicyStatusInitFunc(setInit);
+  registerDeviceTaintEvictionInitFunc(setInit);
   registerSchedulingInitFuncs(setInit);
   if (!unknownNames().empty()) {
     std::string names;

@@ -450,7 +450,6 @@ const std::vector<const char*>& notImplementedFlags() {
       "requestheader-extra-headers-prefix",
       "requestheader-uid-headers",
       "authorization-webhook-cache-unauthorized-ttl",
-      "concurrent-device-taint-eviction-syncs",
       "flex-volume-plugin-dir",
       "pv-recycler-pod-template-filepath-hostpath",
       "pv-recycler-pod-template-filepath-nfs",

@@ -66,14 +66,20 @@ Result<ResourceClaimConsumerReference> BindTo(const Pod& pod, const PodResourceC
   return ref;
 }
 
-std::vector<std::string> PodClaims(const Pod& pod) {
-  std::vector<std::string> out;
+std::vector<std::pair<std::string, bool>> PodClaimsWithOwnerCheck(const Pod& pod) {
+  std::vector<std::pair<std::string, bool>> out;
   for (const auto& pc : pod.spec.resourceClaims) {
     ClaimName n = Name(pod, pc);
-    if (n.err.ok() && n.name) out.push_back(*n.name);
+    if (n.err.ok() && n.name) out.emplace_back(*n.name, n.mustCheckOwner);
   }
   if (const auto& ext = pod.status.extendedResourceClaimStatus; ext && !ext->resourceClaimName.empty())
-    out.push_back(ext->resourceClaimName);
+    out.emplace_back(ext->resourceClaimName, true);
+  return out;
+}
+
+std::vector<std::string> PodClaims(const Pod& pod) {
+  std::vector<std::string> out;
+  for (auto& [name, check] : PodClaimsWithOwnerCheck(pod)) out.push_back(std::move(name));
   return out;
 }
 

@@ -5,6 +5,7 @@
 // (DRAWorkloadResourceClaims, alpha) is not implemented: a pod is always its own consumer here.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/gen/core_v1.h"
@@ -44,5 +45,7 @@ Result<ResourceClaimConsumerReference> BindTo(const Pod& pod, const PodResourceC
 // PodClaims: the names of every claim the pod uses (its resolvable spec.resourceClaims, then the extended
 // resource claim of its status).
 std::vector<std::string> PodClaims(const Pod& pod);
+// The same with each claim's mustCheckOwner (a claim from a template, and the extended resource claim).
+std::vector<std::pair<std::string, bool>> PodClaimsWithOwnerCheck(const Pod& pod);
 
 }  // namespace kcm::controllers::resourceclaim
