@@ -523,12 +523,12 @@ class Parser {
 
   // Comprehension over `range` with the given loop pieces.
   ExprPtr comprehension(int at, ExprPtr range, std::string v1, std::string v2, ExprPtr init, ExprPtr cond,
-                        ExprPtr step, ExprPtr result) {
+                        ExprPtr step, ExprPtr result, std::string accuVar = kAccu) {
     auto c = node(ExprKind::kComprehension, at);
     c->iterRange = std::move(range);
     c->iterVar = std::move(v1);
     c->iterVar2 = std::move(v2);
-    c->accuVar = kAccu;
+    c->accuVar = std::move(accuVar);
     c->accuInit = std::move(init);
     c->loopCondition = std::move(cond);
     c->loopStep = std::move(step);
@@ -537,6 +537,25 @@ class Parser {
   }
 
   ExprPtr emptyList(int at) { return node(ExprKind::kList, at); }
+
+  // A deep copy with fresh ids (cel-go's MacroExprFactory.Copy), for macros that use their target twice.
+  ExprPtr clone(const Expr& e) {
+    auto c = std::make_unique<Expr>();
+    c->kind = e.kind, c->id = ++lastId_, c->offset = e.offset, c->constKind = e.constKind, c->name = e.name;
+    c->testOnly = e.testOnly, c->optional = e.optional, c->optionalIndices = e.optionalIndices;
+    c->iterVar = e.iterVar, c->iterVar2 = e.iterVar2, c->accuVar = e.accuVar;
+    auto copy = [&](const ExprPtr& x) { return x ? clone(*x) : nullptr; };
+    c->target = copy(e.target), c->iterRange = copy(e.iterRange), c->accuInit = copy(e.accuInit);
+    c->loopCondition = copy(e.loopCondition), c->loopStep = copy(e.loopStep), c->result = copy(e.result);
+    for (const auto& a : e.args) c->args.push_back(clone(*a));
+    return c;
+  }
+
+  // A block binding `var` to `init` for `body` (cel-go's comprehension over an empty list).
+  ExprPtr bind(int at, const std::string& var, ExprPtr init, ExprPtr body) {
+    return comprehension(at, emptyList(at), "#unused", "", std::move(init), boolLit(false, at), ident(var, at),
+                         std::move(body), var);
+  }
   ExprPtr listOfOne(ExprPtr e, int at) {
     auto l = node(ExprKind::kList, at);
     l->args.push_back(std::move(e));
@@ -580,6 +599,26 @@ class Parser {
       ExprPtr step = call("_+_", at, vec(accu(at), listOfOne(std::move(args[n - 1]), at)));
       if (n == 3) step = call("_?_:_", at, vec(std::move(args[1]), std::move(step), accu(at)));
       return comprehension(at, std::move(target), v1, "", emptyList(at), boolLit(true, at), std::move(step), accu(at));
+    }
+ if ((fn == "optMap" || fn == "optFlatMap") && n == 2) {
+      // opt.optMap(v, e): opt.hasValue() ? optional.of(e with v bound to opt.value()) : optional.none()
+      std::string v;
+      if (!simpleName(args[0], v)) return call(fn, at, std::move(args), std::move(target));
+      ExprPtr value = call("value", at, {}, clone(*target));
+      ExprPtr bound = bind(at, v, std::move(value), std::move(args[1]));
+      if (fn == "optMap") bound = call("optional.of", at, vec(std::move(bound)));
+      return call("_?_:_", at, vec(call("hasValue", at, {}, std::move(target)), std::move(bound),
+                                   call("optional.none", at, {})));
+    }
+    if (fn == "sortBy" && n == 2) {
+      // list.sortBy(e, key): the list bound once, sorted by the keys its map(e, key) gives.
+      std::string v;
+      if (!simpleName(args[0], v)) return call(fn, at, std::move(args), std::move(target));
+      const std::string input = "@__sortBy_input__";
+      ExprPtr keys = comprehension(at, ident(input, at), v, "", emptyList(at), boolLit(true, at),
+                                   call("_+_", at, vec(accu(at), listOfOne(std::move(args[1]), at))), accu(at));
+      return bind(at, input, std::move(target),
+                  call("@sortByAssociatedKeys", at, vec(std::move(keys)), ident(input, at)));
     }
     const bool transform = fn == "transformList" || fn == "transformMap" || fn == "transformMapEntry";
     if (transform && (n == 3 || n == 4)) {

@@ -161,6 +161,7 @@ void extensions(Table& t) {
   add(t, "distinct", {".list(A) -> list(A)"});
   add(t, "sort", {".list(A) -> list(A)"});
   add(t, "first", {".list(A) -> optional(A)"});
+  add(t, "@sortByAssociatedKeys", {".list(A), list(B) -> list(A)"});
   add(t, "last", {".list(A) -> optional(A)"});
   // Kubernetes lists
   add(t, "isSorted", {".list(A) -> bool"});

@@ -1,7 +1,7 @@
 # vap-status: ValidatingAdmissionPolicies type-checked by validatingadmissionpolicy-status-controller: upstream's
 # e2e cases (a correct policy and a type-confused one for Deployments, the same for a CRD's CronTabs with a field
 # it lacks), and expressions over nested schemas (containers, labels, int-or-string and Quantity fields, timestamps),
-# macros, optional selection, variables, a ConfigMap paramKind, request/namespaceObject/authorizer, two kinds at
+# macros (sortBy, optMap, optFlatMap too), optional selection, variables, a ConfigMap paramKind, request/namespaceObject/authorizer, two kinds at
 # once, a wildcard rule (nothing to check), an unserved resource, and a policy updated to generation 2.
 CONTROLLERS="validatingadmissionpolicy-status-controller"
 GROUP="diff.vap.kcm.example.com"
@@ -41,7 +41,9 @@ JSON
     {"expression":"has(object.spec.template.metadata.labels) && object.spec.selector.matchLabels.size() > object.spec.paused"},
     {"expression":"object.spec.template.spec.containers.exists_one(c, c.ports.all(p, p.containerPort > 1024 && p.protocol == 1))"},
     {"expression":"object.?spec.?replicas.orValue(1) > 0 && [object.spec.replicas, object.metadata.name].size() > 0"},
-    {"expression":"[object.spec.strategy.rollingUpdate.maxSurge, object.spec.replicas].size() > 0 && \"%s %s\".format([object.spec.strategy.rollingUpdate.maxSurge, object.spec.replicas]) != \"\""}]'
+    {"expression":"[object.spec.strategy.rollingUpdate.maxSurge, object.spec.replicas].size() > 0 && \"%s %s\".format([object.spec.strategy.rollingUpdate.maxSurge, object.spec.replicas]) != \"\""},
+    {"expression":"object.spec.template.spec.containers.sortBy(c, c.name)[0].image == 1"},
+    {"expression":"object.?spec.?replicas.optMap(r, r + \"x\").hasValue() && object.?spec.optFlatMap(s, s.?paused).orValue(1) == 1"}]'
   policy variables-params '["apps"]' '["deployments"]' '[
     {"expression":"variables.replicas <= int(params.data.max)"},
     {"expression":"variables.names.all(n, n.startsWith(params.data.prefix)) && variables.replicas.size() > 0"},

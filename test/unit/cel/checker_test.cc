@@ -131,6 +131,12 @@ TEST(CelChecker, DynParamsVariablesAndFunctionLibraries) {
   EXPECT_EQ(typeOfExpr("optional.of(1).orValue(2)"), "int");
   EXPECT_EQ(typeOfExpr("object.?spec.?replicas.orValue(1)"), "int");
   EXPECT_EQ(typeOfExpr("type(object.spec.replicas) == int"), "bool");
+  EXPECT_EQ(typeOfExpr("object.?spec.?replicas.optMap(r, r * 2).orValue(0)"), "int");
+  EXPECT_EQ(typeOfExpr("object.?spec.optFlatMap(s, s.?replicas)"), "optional_type(int)");
+  EXPECT_EQ(typeOfExpr("object.spec.template.spec.containers.sortBy(c, c.name)"),
+            "list(D.spec.template.spec.containers.@idx)");
+  EXPECT_EQ(issues("object.?spec.optMap(s, s.nope)"),
+            "ERROR: <input>:1:25: undefined field 'nope'\n | object.?spec.optMap(s, s.nope)\n | ........................^");
   EXPECT_EQ(typeOfExpr("object.spec.__namespace__"), "string");
   EXPECT_EQ(typeOfExpr("object.spec.namespace"), "string") << "a keyword property is found by its escaped name";
   EXPECT_EQ(typeOfExpr("someUnmodelledLibraryFunction(object)"), "dyn");
