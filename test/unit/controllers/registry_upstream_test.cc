@@ -49,10 +49,7 @@ TEST(RegistryUpstream, EveryUpstreamControllerIsInOurTableWithItsDefaultAndInit)
   }
   EXPECT_EQ(ours, all);
   EXPECT_EQ(ourDisabled, disabled);
-  EXPECT_EQ(notImplemented,
-            (std::set<std::string>{"device-taint-eviction-controller",
-                                   "resourcepoolstatusrequest-controller",
-                                   "validatingadmissionpolicy-status-controller"}));
+  EXPECT_EQ(notImplemented, (std::set<std::string>{"resourcepoolstatusrequest-controller"}));
   // Old names kubeadm and operators still pass.
   EXPECT_EQ(canonicalName("bootstrapsigner"), "bootstrap-signer-controller");
   EXPECT_EQ(canonicalName("tokencleaner"), "token-cleaner-controller");

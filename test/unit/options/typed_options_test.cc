@@ -170,7 +170,9 @@ TEST(TypedOptions, NotImplementedFlagsAreTheOnesNoCodeReads) {
   auto has = [&](const char* n) {
     return std::any_of(ni.begin(), ni.end(), [&](const char* x) { return std::string(x) == n; });
   };
-  EXPECT_TRUE(has("concurrent-device-taint-eviction-syncs"));
+  EXPECT_TRUE(has("flex-volume-plugin-dir"));
+  EXPECT_FALSE(has("concurrent-device-taint-eviction-syncs"));
+  EXPECT_FALSE(has("concurrent-validating-admission-policy-status-syncs"));
   EXPECT_FALSE(has("concurrent-resourceclaim-syncs"));
   EXPECT_FALSE(has("concurrent-ephemeralvolume-syncs"));
   EXPECT_FALSE(has("concurrent-statefulset-syncs"));
