@@ -189,7 +189,9 @@ ENV
   # internal.apiserver.k8s.io/v1alpha1 (StorageVersions, alpha) is served so that storageversion-garbage-collector-
   # controller can be shown with its gates on; nothing else changes (the apiserver's StorageVersionAPI stays off).
   # GenericWorkload (beta, off by default) with scheduling.k8s.io/v1beta1 serves PodGroups (and the PodGroupProtection
-  # admission plugin's finalizer) for podgroup-protection-controller.
+  # admission plugin's finalizer) for podgroup-protection-controller. resource.k8s.io/v1alpha3 with DRAResourcePoolStatus
+  # (alpha) serves ResourcePoolStatusRequests for resourcepoolstatusrequest-controller; DRAPartitionableDevicesType
+  # (alpha) keeps ResourceSlices' partitionTypeAttribute (and the requests' defaultPartitionTypeAttribute).
   log "cluster ${name}: kube-apiserver on https://127.0.0.1:${APISERVER_PORT}"
   start kube-apiserver "${bin}/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
@@ -208,8 +210,8 @@ ENV
     --requestheader-extra-headers-prefix=X-Remote-Extra- --requestheader-group-headers=X-Remote-Group \
     --requestheader-username-headers=X-Remote-User \
     --proxy-client-cert-file="${D}/pki/front-proxy-client.crt" --proxy-client-key-file="${D}/pki/front-proxy-client.key" \
-    --runtime-config=internal.apiserver.k8s.io/v1alpha1=true,scheduling.k8s.io/v1beta1=true \
-    --feature-gates=GenericWorkload=true \
+    --runtime-config=internal.apiserver.k8s.io/v1alpha1=true,scheduling.k8s.io/v1beta1=true,resource.k8s.io/v1alpha3=true \
+    --feature-gates=GenericWorkload=true,DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true \
     --profiling=false --v=1
   wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
 

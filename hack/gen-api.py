@@ -32,6 +32,7 @@ GROUPS = OrderedDict([
     ("io.k8s.api.storage.v1", ("storage::v1", "storage_v1", "api/storage/v1")),
     ("io.k8s.api.networking.v1", ("networking::v1", "networking_v1", "api/networking/v1")),
     ("io.k8s.api.resource.v1", ("resource::v1", "resource_v1", "api/resource/v1")),
+    ("io.k8s.api.resource.v1alpha3", ("resource::v1alpha3", "resource_v1alpha3", "api/resource/v1alpha3")),
     ("io.k8s.api.authentication.v1", ("authentication::v1", "authentication_v1", "api/authentication/v1")),
     ("io.k8s.api.authorization.v1", ("authorization::v1", "authorization_v1", "api/authorization/v1")),
     ("io.k8s.api.events.v1", ("events::v1", "events_v1", "api/events/v1")),

@@ -58,7 +58,7 @@ diff_phase() {
     mirroring-servicecidr topology-hints disruption-basics ttl-after-finished job-basics cronjob-basics daemonset-basics statefulset-basics \
     resourcequota-basics hpa-basics pv-protection pvc-protection ephemeral-volume \
     pv-binder vac-protection attach-detach volume-expand selinux-warning resource-claim \
-    storage-version-migration storageversion-gc podgroup-protection vap-status device-taint; do
+    storage-version-migration storageversion-gc podgroup-protection vap-status device-taint resource-pool-status; do
     if bash hack/diff-upstream.sh "$s"; then pass=$(( pass + 1 )); else fail=$(( fail + 1 )); echo "  FAILED diff $s" >> "${OUTPUT_DIR}/diff-failed"; fi
   done
   echo "${pass} ${fail}" > "${OUTPUT_DIR}/diff-counts"

@@ -335,10 +335,6 @@ int run(const std::vector<std::string>& args) {
                   " controller=" + quote(d->name));
         continue;
       }
-      if (!d->init) {
-        KLOG_INFO("\"skipping controller (not implemented)\" controller=" + quote(d->name));
-        continue;
-      }
       KLOG_INFO("\"Starting controller\" controller=" + quote(d->name));
       used.clear();
       auto built = d->init(ctx);

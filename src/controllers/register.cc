@@ -49,6 +49,7 @@
 #include "controllers/ttl/ttl_controller.h"
 #include "controllers/ttlafterfinished/ttlafterfinished_controller.h"
 #include "controllers/devicetainteviction/register_devicetainteviction.h"
+#include "controllers/resourcepoolstatusrequest/register_resourcepoolstatusrequest.h"
 #include "controllers/validatingadmissionpolicystatus/register_vapstatus.h"
 #include "controllers/volume/register_volume.h"
 
@@ -465,7 +466,12 @@ Status registerControllerInitFuncs() {
   registerStorageVersionGCInitFunc(setInit);
   registerValidatingAdmissionPolicyStatusInitFunc(setInit);
   registerDeviceTaintEvictionInitFunc(setInit);
+  registerResourcePoolStatusRequestInitFunc(setInit);
   registerSchedulingInitFuncs(setInit);
+  std::string missing;
+  for (const auto& d : controllerDescriptors())
+    if (!d.init) missing += (missing.empty() ? "" : ", ") + d.name;
+  if (!missing.empty()) return Status(StatusCode::kInternal, "no init function registered for controllers: " + missing);
   if (!unknownNames().empty()) {
     std::string names;
     for (const auto& n : unknownNames()) names += (names.empty() ? "" : ", ") + n;

@@ -2,7 +2,7 @@
 // The controller descriptor table: every controller of upstream kube-controller-manager's registry at the pinned
 // release, by canonical name, with its aliases (old names that must keep working, e.g. kubeadm's
 // "bootstrapsigner,tokencleaner"), whether it is on by default, the feature gate it needs, and its init function
-// (null while not implemented here: it is then logged "skipping controller (not implemented)").
+// (every entry has one: registering the init functions fails start-up otherwise).
 // It drives --controllers validation, /healthz/<name>, the start order and --help's controller list.
 #include <functional>
 #include <memory>
@@ -28,7 +28,7 @@ struct ControllerDescriptor {
   std::vector<std::string> requiredFeatureGates;  // all must be on; empty: always available
   bool isCloudProviderController = false;
   bool requiresSpecialHandling = false;  // serviceaccount-token: started first, with the root client
-  InitFunc init;                    // null: not implemented yet
+  InitFunc init;                    // set by registerControllerInitFuncs
 };
 
 // All descriptors, in upstream's --help order (sorted by canonical name).

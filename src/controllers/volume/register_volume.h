@@ -1,7 +1,6 @@
 #pragma once
 // Registers the storage controllers' init functions (upstream cmd/kube-controller-manager/app/core.go's
-// newPersistentVolume*Controller descriptors) that are implemented; the rest of the storage family stays logged
-// `skipping controller (not implemented)`.
+// newPersistentVolume*Controller descriptors and the other storage controllers).
 #include <functional>
 #include <string>
 
