@@ -77,7 +77,10 @@ run_side() {
     . "test/diff/${scenario}.sh"
     METRICS_API="${METRICS_API}" bash hack/cluster.sh up "${cluster}" >/dev/null 2>"${DIFF_OUT}/${scenario}.${side}.cluster.log" ||
       { cat "${DIFF_OUT}/${scenario}.${side}.cluster.log" >&2; exit 1; }
-    trap 'kill "${KCM_PID:-0}" 2>/dev/null; wait 2>/dev/null; bash hack/cluster.sh down "'"${cluster}"'" >/dev/null 2>&1 || true' EXIT
+    # The kcm's log is kept whatever happens (a failed side is read from it).
+    trap 'kill "${KCM_PID:-0}" 2>/dev/null; wait 2>/dev/null
+      cp "${CLUSTER_DIR:-/nonexistent}/logs/bench-'"${side}"'.log" "${DIFF_OUT}/'"${scenario}.${side}"'.kcm.log" 2>/dev/null
+      bash hack/cluster.sh down "'"${cluster}"'" >/dev/null 2>&1 || true' EXIT
     eval "$(bash hack/cluster.sh env "${cluster}")"
     seed_flags "${CONTROLLERS}"
     FLAGS+=("${EXTRA_FLAGS[@]}")
@@ -93,14 +96,13 @@ run_side() {
     log "diff ${scenario}: ${side} kcm running (${CONTROLLERS})"
     steps
     python3 hack/diff/normalize.py dump "${NS}" "${DUMP_EXTRA[@]}" > "${DIFF_OUT}/${scenario}.${side}.json"
-    cp "${CLUSTER_DIR}/logs/bench-${side}.log" "${DIFF_OUT}/${scenario}.${side}.kcm.log" 2>/dev/null || true
   )
 }
 
 run_scenario() {
   local scenario="$1"
   [ -f "test/diff/${scenario}.sh" ] || die "no scenario test/diff/${scenario}.sh"
-  rm -f "${DIFF_OUT}/${scenario}".*.json
+  rm -f "${DIFF_OUT}/${scenario}".*.json "${DIFF_OUT}/${scenario}".*.kcm.log
   local ours="${KCM_BINARY:-${OUTPUT_DIR}/bin/kube-controller-manager}"
   if [ -n "${DIFF_SERIAL:-}" ]; then
     run_side "${scenario}" upstream "${CONTROL_PLANE_BIN}/kube-controller-manager" || die "${scenario}: upstream side failed"

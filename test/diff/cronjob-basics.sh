@@ -13,13 +13,16 @@ JSON
 }
 has_run() { [ -n "$(kubectl get cronjob "$1" -n "${NS}" -o jsonpath='{.status.lastScheduleTime}')" ]; }
 steps() {
+  # All four are created within the same minute, so they share their first schedule time: not in a minute's last
+  # 15 s (under load each kubectl apply takes a while).
+  while [ "$(date +%-S)" -ge 45 ]; do sleep 1; done
   mkcron every '"successfulJobsHistoryLimit":3,'
   mkcron forbid '"concurrencyPolicy":"Forbid",' '"kwok.kcm.test/behavior":"run"'
   mkcron berlin '"timeZone":"Europe/Berlin",'
   mkcron paused '"suspend":true,'
   wait_until 100 has_run every
-  wait_until 10 has_run forbid
-  wait_until 10 has_run berlin
+  wait_until 30 has_run forbid
+  wait_until 30 has_run berlin
   for c in every forbid berlin; do
     kubectl patch cronjob "$c" -n "${NS}" --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
   done

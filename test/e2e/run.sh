@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the e2e suite on one fresh local cluster (hack/cluster.sh), torn down afterwards even on failure.
-# Usage: test/e2e/run.sh [gtest args...]   Writes results to _output/e2e-results.json.
+# Usage: test/e2e/run.sh [gtest args...]   Writes results to _output/e2e-results.json (KCM_E2E_RESULTS: elsewhere).
 # KCM_E2E_TESTS: another build of the test binary (hack/test-asan.sh); KCM_BINARY: of kube-controller-manager.
 . "$(dirname "$0")/../../hack/lib.sh"
 name="e2e-$$"
@@ -10,9 +10,11 @@ trap 'exit 130' INT TERM
 METRICS_API=1 bash "${REPO_ROOT}/hack/cluster.sh" up "$name"
 eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
 rc=0
-"${KCM_E2E_TESTS:-${OUTPUT_DIR}/bin/kcm_e2e_tests}" --gtest_output="json:${OUTPUT_DIR}/e2e-results.json" "$@" || rc=$?
+results="${KCM_E2E_RESULTS:-${OUTPUT_DIR}/e2e-results.json}"
+"${KCM_E2E_TESTS:-${OUTPUT_DIR}/bin/kcm_e2e_tests}" --gtest_output="json:${results}" "$@" || rc=$?
 if [ $rc -ne 0 ]; then
-  mkdir -p "${OUTPUT_DIR}/e2e-logs"; cp -r "${CLUSTER_DIR}/logs/." "${OUTPUT_DIR}/e2e-logs/" || true
-  log "e2e failed; component logs copied to ${OUTPUT_DIR}/e2e-logs"
+  logs="${OUTPUT_DIR}/e2e-logs/${name}"
+  mkdir -p "${logs}"; cp -r "${CLUSTER_DIR}/logs/." "${logs}/" || true
+  log "e2e failed; component logs copied to ${logs}"
 fi
 exit $rc
