@@ -261,22 +261,27 @@ def zero_test(f, v):
 
 
 def topo_sort(names, deps):
+    """Definitions before their users: by-value members ("strong") always, element types of vectors and maps
+    ("weak") too unless a cycle runs through them (a recursive type). Clang instantiates a container's destructor
+    at the enclosing struct's default member initializer and then needs the element type complete; GCC defers it."""
     out, state = [], {}
 
-    def visit(n):
+    def visit(n, weak_depth):
         if state.get(n) == 2:
             return
         if state.get(n) == 1:
+            if weak_depth:
+                return  # a cycle through a container: fine, its element may stay incomplete there
             raise ValueError("recursive by-value type involving " + n)
         state[n] = 1
         for d, kind in sorted(deps[n]):
-            if d in deps and kind == "strong":
-                visit(d)
+            if d in deps:
+                visit(d, weak_depth + (kind != "strong"))
         state[n] = 2
         out.append(n)
 
     for n in names:
-        visit(n)
+        visit(n, 0)
     return out
 
 

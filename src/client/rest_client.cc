@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <httplib.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>

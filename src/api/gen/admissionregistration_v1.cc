@@ -188,6 +188,76 @@ void encodeValue(JsonWriter& w, const MatchCondition& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NamedRuleWithOperations& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "scope") {
+          if (isNull(val)) { out.scope.reset(); continue; }
+          auto& t = out.scope.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "apiGroups") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "resources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "operations") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "apiVersions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "resourceNames") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NamedRuleWithOperations& in) {
+  w.beginObject();
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (in.scope) { w.key("scope"); encodeValue(w, *in.scope); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, MatchResources& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -254,6 +324,53 @@ void encodeValue(JsonWriter& w, const MatchResources& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Mutation& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 9:
+        if (key == "jsonPatch") {
+          if (isNull(val)) { out.jsonPatch.reset(); continue; }
+          auto& t = out.jsonPatch.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "patchType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.patchType)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "applyConfiguration") {
+          if (isNull(val)) { out.applyConfiguration.reset(); continue; }
+          auto& t = out.applyConfiguration.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Mutation& in) {
+  w.beginObject();
+  if (in.applyConfiguration) { w.key("applyConfiguration"); encodeValue(w, *in.applyConfiguration); }
+  if (in.jsonPatch) { w.key("jsonPatch"); encodeValue(w, *in.jsonPatch); }
+  w.key("patchType"); encodeValue(w, in.patchType);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ParamKind& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -289,6 +406,45 @@ void encodeValue(JsonWriter& w, const ParamKind& in) {
   w.beginObject();
   if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Variable& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "expression") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.expression)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Variable& in) {
+  w.beginObject();
+  w.key("expression"); encodeValue(w, in.expression);
+  w.key("name"); encodeValue(w, in.name);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -693,6 +849,68 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyList& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RuleWithOperations& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "scope") {
+          if (isNull(val)) { out.scope.reset(); continue; }
+          auto& t = out.scope.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "apiGroups") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "resources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "operations") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "apiVersions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const RuleWithOperations& in) {
+  w.beginObject();
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (in.scope) { w.key("scope"); encodeValue(w, *in.scope); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceReference& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1025,185 +1243,6 @@ void encodeValue(JsonWriter& w, const MutatingWebhookConfigurationList& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Mutation& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 9:
-        if (key == "jsonPatch") {
-          if (isNull(val)) { out.jsonPatch.reset(); continue; }
-          auto& t = out.jsonPatch.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "patchType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.patchType)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "applyConfiguration") {
-          if (isNull(val)) { out.applyConfiguration.reset(); continue; }
-          auto& t = out.applyConfiguration.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Mutation& in) {
-  w.beginObject();
-  if (in.applyConfiguration) { w.key("applyConfiguration"); encodeValue(w, *in.applyConfiguration); }
-  if (in.jsonPatch) { w.key("jsonPatch"); encodeValue(w, *in.jsonPatch); }
-  w.key("patchType"); encodeValue(w, in.patchType);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NamedRuleWithOperations& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "scope") {
-          if (isNull(val)) { out.scope.reset(); continue; }
-          auto& t = out.scope.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "apiGroups") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "resources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "operations") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "apiVersions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "resourceNames") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NamedRuleWithOperations& in) {
-  w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (in.scope) { w.key("scope"); encodeValue(w, *in.scope); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RuleWithOperations& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "scope") {
-          if (isNull(val)) { out.scope.reset(); continue; }
-          auto& t = out.scope.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "apiGroups") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "resources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "operations") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "apiVersions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const RuleWithOperations& in) {
-  w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (in.scope) { w.key("scope"); encodeValue(w, *in.scope); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TypeChecking& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1231,6 +1270,62 @@ void encodeValue(JsonWriter& w, const RuleWithOperations& in) {
 void encodeValue(JsonWriter& w, const TypeChecking& in) {
   w.beginObject();
   if (!(in.expressionWarnings.empty())) { w.key("expressionWarnings"); encodeArray(w, in.expressionWarnings, [](JsonWriter& w, const ::kcm::api::admissionregistration::v1::ExpressionWarning& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Validation& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) { out.reason.reset(); continue; }
+          auto& t = out.reason.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "expression") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.expression)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "messageExpression") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.messageExpression)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Validation& in) {
+  w.beginObject();
+  w.key("expression"); encodeValue(w, in.expression);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.messageExpression.empty())) { w.key("messageExpression"); encodeValue(w, in.messageExpression); }
+  if (in.reason) { w.key("reason"); encodeValue(w, *in.reason); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1859,101 +1954,6 @@ void encodeValue(JsonWriter& w, const ValidatingWebhookConfigurationList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::admissionregistration::v1::ValidatingWebhookConfiguration& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Validation& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) { out.reason.reset(); continue; }
-          auto& t = out.reason.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "expression") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.expression)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "messageExpression") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.messageExpression)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Validation& in) {
-  w.beginObject();
-  w.key("expression"); encodeValue(w, in.expression);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.messageExpression.empty())) { w.key("messageExpression"); encodeValue(w, in.messageExpression); }
-  if (in.reason) { w.key("reason"); encodeValue(w, *in.reason); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Variable& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "expression") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.expression)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Variable& in) {
-  w.beginObject();
-  w.key("expression"); encodeValue(w, in.expression);
-  w.key("name"); encodeValue(w, in.name);
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -18,8 +18,11 @@ struct AuditAnnotation;
 struct ExpressionWarning;
 struct JSONPatch;
 struct MatchCondition;
+struct NamedRuleWithOperations;
 struct MatchResources;
+struct Mutation;
 struct ParamKind;
+struct Variable;
 struct MutatingAdmissionPolicySpec;
 struct MutatingAdmissionPolicy;
 struct ParamRef;
@@ -27,15 +30,14 @@ struct MutatingAdmissionPolicyBindingSpec;
 struct MutatingAdmissionPolicyBinding;
 struct MutatingAdmissionPolicyBindingList;
 struct MutatingAdmissionPolicyList;
+struct RuleWithOperations;
 struct ServiceReference;
 struct WebhookClientConfig;
 struct MutatingWebhook;
 struct MutatingWebhookConfiguration;
 struct MutatingWebhookConfigurationList;
-struct Mutation;
-struct NamedRuleWithOperations;
-struct RuleWithOperations;
 struct TypeChecking;
+struct Validation;
 struct ValidatingAdmissionPolicySpec;
 struct ValidatingAdmissionPolicyStatus;
 struct ValidatingAdmissionPolicy;
@@ -46,8 +48,6 @@ struct ValidatingAdmissionPolicyList;
 struct ValidatingWebhook;
 struct ValidatingWebhookConfiguration;
 struct ValidatingWebhookConfigurationList;
-struct Validation;
-struct Variable;
 
 struct ApplyConfiguration {
   std::string expression{};
@@ -77,6 +77,16 @@ struct MatchCondition {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct NamedRuleWithOperations {
+  std::vector<std::string> apiGroups{};
+  std::vector<std::string> apiVersions{};
+  std::vector<std::string> operations{};
+  std::vector<std::string> resourceNames{};
+  std::vector<std::string> resources{};
+  std::optional<std::string> scope{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct MatchResources {
   std::vector<::kcm::api::admissionregistration::v1::NamedRuleWithOperations> excludeResourceRules{};
   std::optional<std::string> matchPolicy{};
@@ -86,9 +96,22 @@ struct MatchResources {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct Mutation {
+  ::kcm::api::Box<::kcm::api::admissionregistration::v1::ApplyConfiguration> applyConfiguration{};
+  ::kcm::api::Box<::kcm::api::admissionregistration::v1::JSONPatch> jsonPatch{};
+  std::string patchType{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ParamKind {
   std::string apiVersion{};
   std::string kind{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Variable {
+  std::string expression{};
+  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -150,6 +173,15 @@ struct MutatingAdmissionPolicyList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct RuleWithOperations {
+  std::vector<std::string> apiGroups{};
+  std::vector<std::string> apiVersions{};
+  std::vector<std::string> operations{};
+  std::vector<std::string> resources{};
+  std::optional<std::string> scope{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ServiceReference {
   std::string name{};
   std::string namespace_{};
@@ -197,34 +229,16 @@ struct MutatingWebhookConfigurationList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct Mutation {
-  ::kcm::api::Box<::kcm::api::admissionregistration::v1::ApplyConfiguration> applyConfiguration{};
-  ::kcm::api::Box<::kcm::api::admissionregistration::v1::JSONPatch> jsonPatch{};
-  std::string patchType{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NamedRuleWithOperations {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> apiVersions{};
-  std::vector<std::string> operations{};
-  std::vector<std::string> resourceNames{};
-  std::vector<std::string> resources{};
-  std::optional<std::string> scope{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct RuleWithOperations {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> apiVersions{};
-  std::vector<std::string> operations{};
-  std::vector<std::string> resources{};
-  std::optional<std::string> scope{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct TypeChecking {
   std::vector<::kcm::api::admissionregistration::v1::ExpressionWarning> expressionWarnings{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Validation {
+  std::string expression{};
+  std::string message{};
+  std::string messageExpression{};
+  std::optional<std::string> reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -315,20 +329,6 @@ struct ValidatingWebhookConfigurationList {
   std::vector<::kcm::api::admissionregistration::v1::ValidatingWebhookConfiguration> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Validation {
-  std::string expression{};
-  std::string message{};
-  std::string messageExpression{};
-  std::optional<std::string> reason{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Variable {
-  std::string expression{};
-  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -15,9 +15,9 @@ namespace kcm::api::apiserverinternal::v1alpha1 {
 
 struct ServerStorageVersion;
 struct StorageVersionSpec;
+struct StorageVersionCondition;
 struct StorageVersionStatus;
 struct StorageVersion;
-struct StorageVersionCondition;
 struct StorageVersionList;
 
 struct ServerStorageVersion {
@@ -29,6 +29,16 @@ struct ServerStorageVersion {
 };
 
 struct StorageVersionSpec {
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct StorageVersionCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  int64_t observedGeneration{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -45,16 +55,6 @@ struct StorageVersion {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apiserverinternal::v1alpha1::StorageVersionSpec spec{};
   ::kcm::api::apiserverinternal::v1alpha1::StorageVersionStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct StorageVersionCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  int64_t observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

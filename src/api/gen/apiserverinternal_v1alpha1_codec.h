@@ -12,12 +12,12 @@ namespace kcm::api::apiserverinternal::v1alpha1 {
 void encodeValue(::kcm::api::JsonWriter& w, const ServerStorageVersion& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageVersionSpec& out);
 void encodeValue(::kcm::api::JsonWriter& w, const StorageVersionSpec& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageVersionCondition& out);
+void encodeValue(::kcm::api::JsonWriter& w, const StorageVersionCondition& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageVersionStatus& out);
 void encodeValue(::kcm::api::JsonWriter& w, const StorageVersionStatus& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageVersion& out);
 void encodeValue(::kcm::api::JsonWriter& w, const StorageVersion& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageVersionCondition& out);
-void encodeValue(::kcm::api::JsonWriter& w, const StorageVersionCondition& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageVersionList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const StorageVersionList& in);
 

@@ -267,6 +267,67 @@ void encodeValue(JsonWriter& w, const DaemonSetSpec& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DaemonSetCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DaemonSetCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DaemonSetStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -422,67 +483,6 @@ void encodeValue(JsonWriter& w, const DaemonSet& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("spec"); encodeValue(w, in.spec);
   w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DaemonSetCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DaemonSetCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -708,6 +708,75 @@ void encodeValue(JsonWriter& w, const DeploymentSpec& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeploymentCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "lastUpdateTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastUpdateTime)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeploymentCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  w.key("lastUpdateTime"); encodeValue(w, in.lastUpdateTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeploymentStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -864,75 +933,6 @@ void encodeValue(JsonWriter& w, const Deployment& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeploymentCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "lastUpdateTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastUpdateTime)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeploymentCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  w.key("lastUpdateTime"); encodeValue(w, in.lastUpdateTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeploymentList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1037,6 +1037,67 @@ void encodeValue(JsonWriter& w, const ReplicaSetSpec& in) {
   if (in.replicas) { w.key("replicas"); encodeValue(w, *in.replicas); }
   if (in.selector) { w.key("selector"); encodeValue(w, *in.selector); }
   w.key("template"); encodeValue(w, in.template_);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicaSetCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ReplicaSetCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1178,67 +1239,6 @@ void encodeValue(JsonWriter& w, const ReplicaSet& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("spec"); encodeValue(w, in.spec);
   w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicaSetCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ReplicaSetCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1557,6 +1557,67 @@ void encodeValue(JsonWriter& w, const StatefulSetSpec& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StatefulSetCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const StatefulSetCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StatefulSetStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1712,67 +1773,6 @@ void encodeValue(JsonWriter& w, const StatefulSet& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("spec"); encodeValue(w, in.spec);
   w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StatefulSetCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const StatefulSetCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }

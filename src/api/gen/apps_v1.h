@@ -19,30 +19,30 @@ struct ControllerRevisionList;
 struct RollingUpdateDaemonSet;
 struct DaemonSetUpdateStrategy;
 struct DaemonSetSpec;
+struct DaemonSetCondition;
 struct DaemonSetStatus;
 struct DaemonSet;
-struct DaemonSetCondition;
 struct DaemonSetList;
 struct RollingUpdateDeployment;
 struct DeploymentStrategy;
 struct DeploymentSpec;
+struct DeploymentCondition;
 struct DeploymentStatus;
 struct Deployment;
-struct DeploymentCondition;
 struct DeploymentList;
 struct ReplicaSetSpec;
+struct ReplicaSetCondition;
 struct ReplicaSetStatus;
 struct ReplicaSet;
-struct ReplicaSetCondition;
 struct ReplicaSetList;
 struct RollingUpdateStatefulSetStrategy;
 struct StatefulSetOrdinals;
 struct StatefulSetPersistentVolumeClaimRetentionPolicy;
 struct StatefulSetUpdateStrategy;
 struct StatefulSetSpec;
+struct StatefulSetCondition;
 struct StatefulSetStatus;
 struct StatefulSet;
-struct StatefulSetCondition;
 struct StatefulSetList;
 
 struct ControllerRevision {
@@ -83,6 +83,15 @@ struct DaemonSetSpec {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct DaemonSetCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct DaemonSetStatus {
   std::optional<int32_t> collisionCount{};
   std::vector<::kcm::api::apps::v1::DaemonSetCondition> conditions{};
@@ -103,15 +112,6 @@ struct DaemonSet {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::DaemonSetSpec spec{};
   ::kcm::api::apps::v1::DaemonSetStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct DaemonSetCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -147,6 +147,16 @@ struct DeploymentSpec {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct DeploymentCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  ::kcm::api::Time lastUpdateTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct DeploymentStatus {
   int32_t availableReplicas{};
   std::optional<int32_t> collisionCount{};
@@ -169,16 +179,6 @@ struct Deployment {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeploymentCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  ::kcm::api::Time lastUpdateTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct DeploymentList {
   std::string apiVersion{};
   std::vector<::kcm::api::apps::v1::Deployment> items{};
@@ -192,6 +192,15 @@ struct ReplicaSetSpec {
   std::optional<int32_t> replicas{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ReplicaSetCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -212,15 +221,6 @@ struct ReplicaSet {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::ReplicaSetSpec spec{};
   ::kcm::api::apps::v1::ReplicaSetStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ReplicaSetCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -270,6 +270,15 @@ struct StatefulSetSpec {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct StatefulSetCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct StatefulSetStatus {
   int32_t availableReplicas{};
   std::optional<int32_t> collisionCount{};
@@ -290,15 +299,6 @@ struct StatefulSet {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::StatefulSetSpec spec{};
   ::kcm::api::apps::v1::StatefulSetStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct StatefulSetCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -518,324 +518,6 @@ void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerBehavior& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerSpec& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 7:
-        if (key == "metrics") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.metrics, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::MetricSpec& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "behavior") {
-          if (isNull(val)) { out.behavior.reset(); continue; }
-          auto& t = out.behavior.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "maxReplicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.maxReplicas)) return e;
-          continue;
-        }
-        if (key == "minReplicas") {
-          if (isNull(val)) { out.minReplicas.reset(); continue; }
-          auto& t = out.minReplicas.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "scaleTargetRef") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.scaleTargetRef)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerSpec& in) {
-  w.beginObject();
-  if (in.behavior) { w.key("behavior"); encodeValue(w, *in.behavior); }
-  w.key("maxReplicas"); encodeValue(w, in.maxReplicas);
-  if (!(in.metrics.empty())) { w.key("metrics"); encodeArray(w, in.metrics, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::MetricSpec& x) { encodeValue(w, x); }); }
-  if (in.minReplicas) { w.key("minReplicas"); encodeValue(w, *in.minReplicas); }
-  w.key("scaleTargetRef"); encodeValue(w, in.scaleTargetRef);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 10:
-        if (key == "conditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.conditions, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "lastScaleTime") {
-          if (isNull(val)) { out.lastScaleTime.reset(); continue; }
-          auto& t = out.lastScaleTime.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "currentMetrics") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.currentMetrics, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::MetricStatus& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "currentReplicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.currentReplicas)) return e;
-          continue;
-        }
-        if (key == "desiredReplicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.desiredReplicas)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "observedGeneration") {
-          if (isNull(val)) { out.observedGeneration.reset(); continue; }
-          auto& t = out.observedGeneration.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerStatus& in) {
-  w.beginObject();
-  if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition& x) { encodeValue(w, x); }); }
-  w.key("currentMetrics"); encodeArray(w, in.currentMetrics, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::MetricStatus& x) { encodeValue(w, x); });
-  if (!(in.currentReplicas == int32_t{})) { w.key("currentReplicas"); encodeValue(w, in.currentReplicas); }
-  w.key("desiredReplicas"); encodeValue(w, in.desiredReplicas);
-  if (in.lastScaleTime) { w.key("lastScaleTime"); encodeValue(w, *in.lastScaleTime); }
-  if (in.observedGeneration) { w.key("observedGeneration"); encodeValue(w, *in.observedGeneration); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscaler& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "spec") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.spec)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HorizontalPodAutoscaler& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  w.key("spec"); encodeValue(w, in.spec);
-  w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        if (key == "observedGeneration") {
-          if (isNull(val)) { out.observedGeneration.reset(); continue; }
-          auto& t = out.observedGeneration.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (in.observedGeneration) { w.key("observedGeneration"); encodeValue(w, *in.observedGeneration); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::HorizontalPodAutoscaler& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::HorizontalPodAutoscaler& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ObjectMetricSource& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1024,6 +706,137 @@ void encodeValue(JsonWriter& w, const MetricSpec& in) {
   if (in.object) { w.key("object"); encodeValue(w, *in.object); }
   if (in.pods) { w.key("pods"); encodeValue(w, *in.pods); }
   if (in.resource) { w.key("resource"); encodeValue(w, *in.resource); }
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerSpec& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 7:
+        if (key == "metrics") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.metrics, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::MetricSpec& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "behavior") {
+          if (isNull(val)) { out.behavior.reset(); continue; }
+          auto& t = out.behavior.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "maxReplicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.maxReplicas)) return e;
+          continue;
+        }
+        if (key == "minReplicas") {
+          if (isNull(val)) { out.minReplicas.reset(); continue; }
+          auto& t = out.minReplicas.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "scaleTargetRef") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.scaleTargetRef)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerSpec& in) {
+  w.beginObject();
+  if (in.behavior) { w.key("behavior"); encodeValue(w, *in.behavior); }
+  w.key("maxReplicas"); encodeValue(w, in.maxReplicas);
+  if (!(in.metrics.empty())) { w.key("metrics"); encodeArray(w, in.metrics, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::MetricSpec& x) { encodeValue(w, x); }); }
+  if (in.minReplicas) { w.key("minReplicas"); encodeValue(w, *in.minReplicas); }
+  w.key("scaleTargetRef"); encodeValue(w, in.scaleTargetRef);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        if (key == "observedGeneration") {
+          if (isNull(val)) { out.observedGeneration.reset(); continue; }
+          auto& t = out.observedGeneration.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (in.observedGeneration) { w.key("observedGeneration"); encodeValue(w, *in.observedGeneration); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
   w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
@@ -1222,6 +1035,193 @@ void encodeValue(JsonWriter& w, const MetricStatus& in) {
   if (in.pods) { w.key("pods"); encodeValue(w, *in.pods); }
   if (in.resource) { w.key("resource"); encodeValue(w, *in.resource); }
   w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 10:
+        if (key == "conditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.conditions, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "lastScaleTime") {
+          if (isNull(val)) { out.lastScaleTime.reset(); continue; }
+          auto& t = out.lastScaleTime.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "currentMetrics") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.currentMetrics, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::MetricStatus& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "currentReplicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.currentReplicas)) return e;
+          continue;
+        }
+        if (key == "desiredReplicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.desiredReplicas)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "observedGeneration") {
+          if (isNull(val)) { out.observedGeneration.reset(); continue; }
+          auto& t = out.observedGeneration.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerStatus& in) {
+  w.beginObject();
+  if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition& x) { encodeValue(w, x); }); }
+  w.key("currentMetrics"); encodeArray(w, in.currentMetrics, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::MetricStatus& x) { encodeValue(w, x); });
+  if (!(in.currentReplicas == int32_t{})) { w.key("currentReplicas"); encodeValue(w, in.currentReplicas); }
+  w.key("desiredReplicas"); encodeValue(w, in.desiredReplicas);
+  if (in.lastScaleTime) { w.key("lastScaleTime"); encodeValue(w, *in.lastScaleTime); }
+  if (in.observedGeneration) { w.key("observedGeneration"); encodeValue(w, *in.observedGeneration); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscaler& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "spec") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.spec)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HorizontalPodAutoscaler& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  w.key("spec"); encodeValue(w, in.spec);
+  w.key("status"); encodeValue(w, in.status);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HorizontalPodAutoscalerList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::autoscaling::v2::HorizontalPodAutoscaler& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HorizontalPodAutoscalerList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::autoscaling::v2::HorizontalPodAutoscaler& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -24,19 +24,19 @@ struct ExternalMetricStatus;
 struct HPAScalingPolicy;
 struct HPAScalingRules;
 struct HorizontalPodAutoscalerBehavior;
-struct HorizontalPodAutoscalerSpec;
-struct HorizontalPodAutoscalerStatus;
-struct HorizontalPodAutoscaler;
-struct HorizontalPodAutoscalerCondition;
-struct HorizontalPodAutoscalerList;
 struct ObjectMetricSource;
 struct PodsMetricSource;
 struct ResourceMetricSource;
 struct MetricSpec;
+struct HorizontalPodAutoscalerSpec;
+struct HorizontalPodAutoscalerCondition;
 struct ObjectMetricStatus;
 struct PodsMetricStatus;
 struct ResourceMetricStatus;
 struct MetricStatus;
+struct HorizontalPodAutoscalerStatus;
+struct HorizontalPodAutoscaler;
+struct HorizontalPodAutoscalerList;
 
 struct MetricTarget {
   std::optional<int32_t> averageUtilization{};
@@ -113,52 +113,6 @@ struct HorizontalPodAutoscalerBehavior {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct HorizontalPodAutoscalerSpec {
-  ::kcm::api::Box<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerBehavior> behavior{};
-  int32_t maxReplicas{};
-  std::vector<::kcm::api::autoscaling::v2::MetricSpec> metrics{};
-  std::optional<int32_t> minReplicas{};
-  ::kcm::api::autoscaling::v2::CrossVersionObjectReference scaleTargetRef{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct HorizontalPodAutoscalerStatus {
-  std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition> conditions{};
-  std::vector<::kcm::api::autoscaling::v2::MetricStatus> currentMetrics{};
-  int32_t currentReplicas{};
-  int32_t desiredReplicas{};
-  std::optional<::kcm::api::Time> lastScaleTime{};
-  std::optional<int64_t> observedGeneration{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct HorizontalPodAutoscaler {
-  std::string apiVersion{};
-  std::string kind{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerSpec spec{};
-  ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct HorizontalPodAutoscalerCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::optional<int64_t> observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct HorizontalPodAutoscalerList {
-  std::string apiVersion{};
-  std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscaler> items{};
-  std::string kind{};
-  ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct ObjectMetricSource {
   ::kcm::api::autoscaling::v2::CrossVersionObjectReference describedObject{};
   ::kcm::api::autoscaling::v2::MetricIdentifier metric{};
@@ -184,6 +138,25 @@ struct MetricSpec {
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ObjectMetricSource> object{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::PodsMetricSource> pods{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ResourceMetricSource> resource{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct HorizontalPodAutoscalerSpec {
+  ::kcm::api::Box<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerBehavior> behavior{};
+  int32_t maxReplicas{};
+  std::vector<::kcm::api::autoscaling::v2::MetricSpec> metrics{};
+  std::optional<int32_t> minReplicas{};
+  ::kcm::api::autoscaling::v2::CrossVersionObjectReference scaleTargetRef{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct HorizontalPodAutoscalerCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::optional<int64_t> observedGeneration{};
+  std::string reason{};
+  std::string status{};
   std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -214,6 +187,33 @@ struct MetricStatus {
   ::kcm::api::Box<::kcm::api::autoscaling::v2::PodsMetricStatus> pods{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ResourceMetricStatus> resource{};
   std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct HorizontalPodAutoscalerStatus {
+  std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition> conditions{};
+  std::vector<::kcm::api::autoscaling::v2::MetricStatus> currentMetrics{};
+  int32_t currentReplicas{};
+  int32_t desiredReplicas{};
+  std::optional<::kcm::api::Time> lastScaleTime{};
+  std::optional<int64_t> observedGeneration{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct HorizontalPodAutoscaler {
+  std::string apiVersion{};
+  std::string kind{};
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerSpec spec{};
+  ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerStatus status{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct HorizontalPodAutoscalerList {
+  std::string apiVersion{};
+  std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscaler> items{};
+  std::string kind{};
+  ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -65,6 +65,141 @@ void encodeValue(JsonWriter& w, const JobSchedulingConfiguration& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnExitCodesRequirement& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "values") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, int32_t& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "operator") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.operator_)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "containerName") {
+          if (isNull(val)) { out.containerName.reset(); continue; }
+          auto& t = out.containerName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodFailurePolicyOnExitCodesRequirement& in) {
+  w.beginObject();
+  if (in.containerName) { w.key("containerName"); encodeValue(w, *in.containerName); }
+  w.key("operator"); encodeValue(w, in.operator_);
+  w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const int32_t& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnPodConditionsPattern& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodFailurePolicyOnPodConditionsPattern& in) {
+  w.beginObject();
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyRule& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "action") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.action)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "onExitCodes") {
+          if (isNull(val)) { out.onExitCodes.reset(); continue; }
+          auto& t = out.onExitCodes.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "onPodConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.onPodConditions, [](::simdjson::ondemand::value x, ::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodFailurePolicyRule& in) {
+  w.beginObject();
+  w.key("action"); encodeValue(w, in.action);
+  if (in.onExitCodes) { w.key("onExitCodes"); encodeValue(w, *in.onExitCodes); }
+  if (!(in.onPodConditions.empty())) { w.key("onPodConditions"); encodeArray(w, in.onPodConditions, [](JsonWriter& w, const ::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicy& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -92,6 +227,47 @@ void encodeValue(JsonWriter& w, const JobSchedulingConfiguration& in) {
 void encodeValue(JsonWriter& w, const PodFailurePolicy& in) {
   w.beginObject();
   w.key("rules"); encodeArray(w, in.rules, [](JsonWriter& w, const ::kcm::api::batch::v1::PodFailurePolicyRule& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SuccessPolicyRule& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 14:
+        if (key == "succeededCount") {
+          if (isNull(val)) { out.succeededCount.reset(); continue; }
+          auto& t = out.succeededCount.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "succeededIndexes") {
+          if (isNull(val)) { out.succeededIndexes.reset(); continue; }
+          auto& t = out.succeededIndexes.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SuccessPolicyRule& in) {
+  w.beginObject();
+  if (in.succeededCount) { w.key("succeededCount"); encodeValue(w, *in.succeededCount); }
+  if (in.succeededIndexes) { w.key("succeededIndexes"); encodeValue(w, *in.succeededIndexes); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -586,6 +762,75 @@ void encodeValue(JsonWriter& w, const CronJobList& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "lastProbeTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastProbeTime)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const JobCondition& in) {
+  w.beginObject();
+  w.key("lastProbeTime"); encodeValue(w, in.lastProbeTime);
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, UncountedTerminatedPods& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -799,75 +1044,6 @@ void encodeValue(JsonWriter& w, const Job& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "lastProbeTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastProbeTime)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const JobCondition& in) {
-  w.beginObject();
-  w.key("lastProbeTime"); encodeValue(w, in.lastProbeTime);
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -919,182 +1095,6 @@ void encodeValue(JsonWriter& w, const JobList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::batch::v1::Job& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnExitCodesRequirement& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "values") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, int32_t& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "operator") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "containerName") {
-          if (isNull(val)) { out.containerName.reset(); continue; }
-          auto& t = out.containerName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodFailurePolicyOnExitCodesRequirement& in) {
-  w.beginObject();
-  if (in.containerName) { w.key("containerName"); encodeValue(w, *in.containerName); }
-  w.key("operator"); encodeValue(w, in.operator_);
-  w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const int32_t& x) { encodeValue(w, x); });
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnPodConditionsPattern& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodFailurePolicyOnPodConditionsPattern& in) {
-  w.beginObject();
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyRule& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "action") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.action)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "onExitCodes") {
-          if (isNull(val)) { out.onExitCodes.reset(); continue; }
-          auto& t = out.onExitCodes.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "onPodConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.onPodConditions, [](::simdjson::ondemand::value x, ::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodFailurePolicyRule& in) {
-  w.beginObject();
-  w.key("action"); encodeValue(w, in.action);
-  if (in.onExitCodes) { w.key("onExitCodes"); encodeValue(w, *in.onExitCodes); }
-  if (!(in.onPodConditions.empty())) { w.key("onPodConditions"); encodeArray(w, in.onPodConditions, [](JsonWriter& w, const ::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SuccessPolicyRule& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 14:
-        if (key == "succeededCount") {
-          if (isNull(val)) { out.succeededCount.reset(); continue; }
-          auto& t = out.succeededCount.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "succeededIndexes") {
-          if (isNull(val)) { out.succeededIndexes.reset(); continue; }
-          auto& t = out.succeededIndexes.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SuccessPolicyRule& in) {
-  w.beginObject();
-  if (in.succeededCount) { w.key("succeededCount"); encodeValue(w, *in.succeededCount); }
-  if (in.succeededIndexes) { w.key("succeededIndexes"); encodeValue(w, *in.succeededIndexes); }
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -16,7 +16,11 @@
 namespace kcm::api::batch::v1 {
 
 struct JobSchedulingConfiguration;
+struct PodFailurePolicyOnExitCodesRequirement;
+struct PodFailurePolicyOnPodConditionsPattern;
+struct PodFailurePolicyRule;
 struct PodFailurePolicy;
+struct SuccessPolicyRule;
 struct SuccessPolicy;
 struct JobSpec;
 struct JobTemplateSpec;
@@ -24,15 +28,11 @@ struct CronJobSpec;
 struct CronJobStatus;
 struct CronJob;
 struct CronJobList;
+struct JobCondition;
 struct UncountedTerminatedPods;
 struct JobStatus;
 struct Job;
-struct JobCondition;
 struct JobList;
-struct PodFailurePolicyOnExitCodesRequirement;
-struct PodFailurePolicyOnPodConditionsPattern;
-struct PodFailurePolicyRule;
-struct SuccessPolicyRule;
 
 struct JobSchedulingConfiguration {
   ::kcm::api::Box<::kcm::api::scheduling::v1alpha3::WorkloadPodGroupDisruptionMode> disruptionMode{};
@@ -42,8 +42,34 @@ struct JobSchedulingConfiguration {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct PodFailurePolicyOnExitCodesRequirement {
+  std::optional<std::string> containerName{};
+  std::string operator_{};
+  std::vector<int32_t> values{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodFailurePolicyOnPodConditionsPattern {
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodFailurePolicyRule {
+  std::string action{};
+  ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicyOnExitCodesRequirement> onExitCodes{};
+  std::vector<::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern> onPodConditions{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct PodFailurePolicy {
   std::vector<::kcm::api::batch::v1::PodFailurePolicyRule> rules{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct SuccessPolicyRule {
+  std::optional<int32_t> succeededCount{};
+  std::optional<std::string> succeededIndexes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -115,6 +141,16 @@ struct CronJobList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct JobCondition {
+  ::kcm::api::Time lastProbeTime{};
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct UncountedTerminatedPods {
   std::vector<std::string> failed{};
   std::vector<std::string> succeeded{};
@@ -145,47 +181,11 @@ struct Job {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct JobCondition {
-  ::kcm::api::Time lastProbeTime{};
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct JobList {
   std::string apiVersion{};
   std::vector<::kcm::api::batch::v1::Job> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodFailurePolicyOnExitCodesRequirement {
-  std::optional<std::string> containerName{};
-  std::string operator_{};
-  std::vector<int32_t> values{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodFailurePolicyOnPodConditionsPattern {
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodFailurePolicyRule {
-  std::string action{};
-  ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicyOnExitCodesRequirement> onExitCodes{};
-  std::vector<::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern> onPodConditions{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct SuccessPolicyRule {
-  std::optional<int32_t> succeededCount{};
-  std::optional<std::string> succeededIndexes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -12,8 +12,16 @@ namespace kcm::api::batch::v1 {
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobSchedulingConfiguration& out);
 void encodeValue(::kcm::api::JsonWriter& w, const JobSchedulingConfiguration& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnExitCodesRequirement& out);
+void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicyOnExitCodesRequirement& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnPodConditionsPattern& out);
+void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicyOnPodConditionsPattern& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyRule& out);
+void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicyRule& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicy& out);
 void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicy& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SuccessPolicyRule& out);
+void encodeValue(::kcm::api::JsonWriter& w, const SuccessPolicyRule& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SuccessPolicy& out);
 void encodeValue(::kcm::api::JsonWriter& w, const SuccessPolicy& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobSpec& out);
@@ -28,23 +36,15 @@ void encodeValue(::kcm::api::JsonWriter& w, const CronJobStatus& in);
 void encodeValue(::kcm::api::JsonWriter& w, const CronJob& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CronJobList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CronJobList& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobCondition& out);
+void encodeValue(::kcm::api::JsonWriter& w, const JobCondition& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, UncountedTerminatedPods& out);
 void encodeValue(::kcm::api::JsonWriter& w, const UncountedTerminatedPods& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobStatus& out);
 void encodeValue(::kcm::api::JsonWriter& w, const JobStatus& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Job& out);
 void encodeValue(::kcm::api::JsonWriter& w, const Job& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobCondition& out);
-void encodeValue(::kcm::api::JsonWriter& w, const JobCondition& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const JobList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnExitCodesRequirement& out);
-void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicyOnExitCodesRequirement& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyOnPodConditionsPattern& out);
-void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicyOnPodConditionsPattern& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodFailurePolicyRule& out);
-void encodeValue(::kcm::api::JsonWriter& w, const PodFailurePolicyRule& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SuccessPolicyRule& out);
-void encodeValue(::kcm::api::JsonWriter& w, const SuccessPolicyRule& in);
 
 }  // namespace kcm::api::batch::v1

@@ -14,9 +14,9 @@
 namespace kcm::api::certificates::v1 {
 
 struct CertificateSigningRequestSpec;
+struct CertificateSigningRequestCondition;
 struct CertificateSigningRequestStatus;
 struct CertificateSigningRequest;
-struct CertificateSigningRequestCondition;
 struct CertificateSigningRequestList;
 struct ClusterTrustBundleSpec;
 struct ClusterTrustBundle;
@@ -38,6 +38,16 @@ struct CertificateSigningRequestSpec {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct CertificateSigningRequestCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  ::kcm::api::Time lastUpdateTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct CertificateSigningRequestStatus {
   std::string certificate{};
   std::vector<::kcm::api::certificates::v1::CertificateSigningRequestCondition> conditions{};
@@ -50,16 +60,6 @@ struct CertificateSigningRequest {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::CertificateSigningRequestSpec spec{};
   ::kcm::api::certificates::v1::CertificateSigningRequestStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct CertificateSigningRequestCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  ::kcm::api::Time lastUpdateTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

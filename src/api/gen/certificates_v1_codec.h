@@ -10,12 +10,12 @@ namespace kcm::api::certificates::v1 {
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequestSpec& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CertificateSigningRequestSpec& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequestCondition& out);
+void encodeValue(::kcm::api::JsonWriter& w, const CertificateSigningRequestCondition& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequestStatus& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CertificateSigningRequestStatus& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequest& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CertificateSigningRequest& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequestCondition& out);
-void encodeValue(::kcm::api::JsonWriter& w, const CertificateSigningRequestCondition& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequestList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CertificateSigningRequestList& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ClusterTrustBundleSpec& out);

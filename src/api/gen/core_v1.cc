@@ -62,6 +62,92 @@ void encodeValue(JsonWriter& w, const AWSElasticBlockStoreVolumeSource& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeSelectorRequirement& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "values") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "operator") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.operator_)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeSelectorRequirement& in) {
+  w.beginObject();
+  w.key("key"); encodeValue(w, in.key);
+  w.key("operator"); encodeValue(w, in.operator_);
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeSelectorTerm& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 11:
+        if (key == "matchFields") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.matchFields, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::NodeSelectorRequirement& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "matchExpressions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.matchExpressions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::NodeSelectorRequirement& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeSelectorTerm& in) {
+  w.beginObject();
+  if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::core::v1::NodeSelectorRequirement& x) { encodeValue(w, x); }); }
+  if (!(in.matchFields.empty())) { w.key("matchFields"); encodeArray(w, in.matchFields, [](JsonWriter& w, const ::kcm::api::core::v1::NodeSelectorRequirement& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeSelector& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -89,6 +175,45 @@ void encodeValue(JsonWriter& w, const AWSElasticBlockStoreVolumeSource& in) {
 void encodeValue(JsonWriter& w, const NodeSelector& in) {
   w.beginObject();
   w.key("nodeSelectorTerms"); encodeArray(w, in.nodeSelectorTerms, [](JsonWriter& w, const ::kcm::api::core::v1::NodeSelectorTerm& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PreferredSchedulingTerm& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "weight") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.weight)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "preference") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.preference)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PreferredSchedulingTerm& in) {
+  w.beginObject();
+  w.key("preference"); encodeValue(w, in.preference);
+  w.key("weight"); encodeValue(w, in.weight);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -129,6 +254,116 @@ void encodeValue(JsonWriter& w, const NodeAffinity& in) {
   w.beginObject();
   if (!(in.preferredDuringSchedulingIgnoredDuringExecution.empty())) { w.key("preferredDuringSchedulingIgnoredDuringExecution"); encodeArray(w, in.preferredDuringSchedulingIgnoredDuringExecution, [](JsonWriter& w, const ::kcm::api::core::v1::PreferredSchedulingTerm& x) { encodeValue(w, x); }); }
   if (in.requiredDuringSchedulingIgnoredDuringExecution) { w.key("requiredDuringSchedulingIgnoredDuringExecution"); encodeValue(w, *in.requiredDuringSchedulingIgnoredDuringExecution); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodAffinityTerm& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 10:
+        if (key == "namespaces") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.namespaces, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "topologyKey") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.topologyKey)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "labelSelector") {
+          if (isNull(val)) { out.labelSelector.reset(); continue; }
+          auto& t = out.labelSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "matchLabelKeys") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "mismatchLabelKeys") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.mismatchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "namespaceSelector") {
+          if (isNull(val)) { out.namespaceSelector.reset(); continue; }
+          auto& t = out.namespaceSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodAffinityTerm& in) {
+  w.beginObject();
+  if (in.labelSelector) { w.key("labelSelector"); encodeValue(w, *in.labelSelector); }
+  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.mismatchLabelKeys.empty())) { w.key("mismatchLabelKeys"); encodeArray(w, in.mismatchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (in.namespaceSelector) { w.key("namespaceSelector"); encodeValue(w, *in.namespaceSelector); }
+  if (!(in.namespaces.empty())) { w.key("namespaces"); encodeArray(w, in.namespaces, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("topologyKey"); encodeValue(w, in.topologyKey);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, WeightedPodAffinityTerm& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "weight") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.weight)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "podAffinityTerm") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.podAffinityTerm)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const WeightedPodAffinityTerm& in) {
+  w.beginObject();
+  w.key("podAffinityTerm"); encodeValue(w, in.podAffinityTerm);
+  w.key("weight"); encodeValue(w, in.weight);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1710,6 +1945,59 @@ void encodeValue(JsonWriter& w, const ConfigMapNodeConfigSource& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, KeyToPath& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "mode") {
+          if (isNull(val)) { out.mode.reset(); continue; }
+          auto& t = out.mode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "path") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.path)) return e;
+          continue;
+        }
+        if (key == "user") {
+          if (isNull(val)) { out.user.reset(); continue; }
+          auto& t = out.user.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const KeyToPath& in) {
+  w.beginObject();
+  w.key("key"); encodeValue(w, in.key);
+  if (in.mode) { w.key("mode"); encodeValue(w, *in.mode); }
+  w.key("path"); encodeValue(w, in.path);
+  if (in.user) { w.key("user"); encodeValue(w, *in.user); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ConfigMapProjection& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1822,6 +2110,580 @@ void encodeValue(JsonWriter& w, const ConfigMapVolumeSource& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerPort& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "hostIP") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.hostIP)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "hostPort") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.hostPort)) return e;
+          continue;
+        }
+        if (key == "protocol") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.protocol)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "containerPort") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.containerPort)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ContainerPort& in) {
+  w.beginObject();
+  w.key("containerPort"); encodeValue(w, in.containerPort);
+  if (!(in.hostIP.empty())) { w.key("hostIP"); encodeValue(w, in.hostIP); }
+  if (!(in.hostPort == int32_t{})) { w.key("hostPort"); encodeValue(w, in.hostPort); }
+  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
+  if (!(in.protocol.empty())) { w.key("protocol"); encodeValue(w, in.protocol); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerResizePolicy& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 12:
+        if (key == "resourceName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.resourceName)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "restartPolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.restartPolicy)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ContainerResizePolicy& in) {
+  w.beginObject();
+  w.key("resourceName"); encodeValue(w, in.resourceName);
+  w.key("restartPolicy"); encodeValue(w, in.restartPolicy);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerRestartRuleOnExitCodes& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "values") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, int32_t& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "operator") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.operator_)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ContainerRestartRuleOnExitCodes& in) {
+  w.beginObject();
+  w.key("operator"); encodeValue(w, in.operator_);
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const int32_t& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerRestartRule& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "action") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.action)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "exitCodes") {
+          if (isNull(val)) { out.exitCodes.reset(); continue; }
+          auto& t = out.exitCodes.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ContainerRestartRule& in) {
+  w.beginObject();
+  w.key("action"); encodeValue(w, in.action);
+  if (in.exitCodes) { w.key("exitCodes"); encodeValue(w, *in.exitCodes); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretEnvSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "optional") {
+          if (isNull(val)) { out.optional.reset(); continue; }
+          auto& t = out.optional.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SecretEnvSource& in) {
+  w.beginObject();
+  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
+  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EnvFromSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "prefix") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.prefix)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "configMapRef") {
+          if (isNull(val)) { out.configMapRef.reset(); continue; }
+          auto& t = out.configMapRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const EnvFromSource& in) {
+  w.beginObject();
+  if (in.configMapRef) { w.key("configMapRef"); encodeValue(w, *in.configMapRef); }
+  if (!(in.prefix.empty())) { w.key("prefix"); encodeValue(w, in.prefix); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FileKeySelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "path") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.path)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "optional") {
+          if (isNull(val)) { out.optional.reset(); continue; }
+          auto& t = out.optional.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "volumeName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.volumeName)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const FileKeySelector& in) {
+  w.beginObject();
+  w.key("key"); encodeValue(w, in.key);
+  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
+  w.key("path"); encodeValue(w, in.path);
+  w.key("volumeName"); encodeValue(w, in.volumeName);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ObjectFieldSelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 9:
+        if (key == "fieldPath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fieldPath)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ObjectFieldSelector& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("fieldPath"); encodeValue(w, in.fieldPath);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceFieldSelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 7:
+        if (key == "divisor") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.divisor)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "resource") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.resource)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "containerName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.containerName)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceFieldSelector& in) {
+  w.beginObject();
+  if (!(in.containerName.empty())) { w.key("containerName"); encodeValue(w, in.containerName); }
+  if (!(isZero(in.divisor))) { w.key("divisor"); encodeValue(w, in.divisor); }
+  w.key("resource"); encodeValue(w, in.resource);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretKeySelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "optional") {
+          if (isNull(val)) { out.optional.reset(); continue; }
+          auto& t = out.optional.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SecretKeySelector& in) {
+  w.beginObject();
+  w.key("key"); encodeValue(w, in.key);
+  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
+  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EnvVarSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "fieldRef") {
+          if (isNull(val)) { out.fieldRef.reset(); continue; }
+          auto& t = out.fieldRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "fileKeyRef") {
+          if (isNull(val)) { out.fileKeyRef.reset(); continue; }
+          auto& t = out.fileKeyRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "secretKeyRef") {
+          if (isNull(val)) { out.secretKeyRef.reset(); continue; }
+          auto& t = out.secretKeyRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "configMapKeyRef") {
+          if (isNull(val)) { out.configMapKeyRef.reset(); continue; }
+          auto& t = out.configMapKeyRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "resourceFieldRef") {
+          if (isNull(val)) { out.resourceFieldRef.reset(); continue; }
+          auto& t = out.resourceFieldRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const EnvVarSource& in) {
+  w.beginObject();
+  if (in.configMapKeyRef) { w.key("configMapKeyRef"); encodeValue(w, *in.configMapKeyRef); }
+  if (in.fieldRef) { w.key("fieldRef"); encodeValue(w, *in.fieldRef); }
+  if (in.fileKeyRef) { w.key("fileKeyRef"); encodeValue(w, *in.fileKeyRef); }
+  if (in.resourceFieldRef) { w.key("resourceFieldRef"); encodeValue(w, *in.resourceFieldRef); }
+  if (in.secretKeyRef) { w.key("secretKeyRef"); encodeValue(w, *in.secretKeyRef); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EnvVar& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "valueFrom") {
+          if (isNull(val)) { out.valueFrom.reset(); continue; }
+          auto& t = out.valueFrom.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const EnvVar& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
+  if (in.valueFrom) { w.key("valueFrom"); encodeValue(w, *in.valueFrom); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ExecAction& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1849,6 +2711,45 @@ void encodeValue(JsonWriter& w, const ConfigMapVolumeSource& in) {
 void encodeValue(JsonWriter& w, const ExecAction& in) {
   w.beginObject();
   if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HTTPHeader& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HTTPHeader& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  w.key("value"); encodeValue(w, in.value);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2141,896 +3042,6 @@ void encodeValue(JsonWriter& w, const GRPCAction& in) {
   if (in.mode) { w.key("mode"); encodeValue(w, *in.mode); }
   w.key("port"); encodeValue(w, in.port);
   if (in.service) { w.key("service"); encodeValue(w, *in.service); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Probe& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "exec") {
-          if (isNull(val)) { out.exec.reset(); continue; }
-          auto& t = out.exec.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "grpc") {
-          if (isNull(val)) { out.grpc.reset(); continue; }
-          auto& t = out.grpc.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "httpGet") {
-          if (isNull(val)) { out.httpGet.reset(); continue; }
-          auto& t = out.httpGet.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "tcpSocket") {
-          if (isNull(val)) { out.tcpSocket.reset(); continue; }
-          auto& t = out.tcpSocket.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "periodSeconds") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.periodSeconds)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "timeoutSeconds") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.timeoutSeconds)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "failureThreshold") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.failureThreshold)) return e;
-          continue;
-        }
-        if (key == "successThreshold") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.successThreshold)) return e;
-          continue;
-        }
-        break;
-      case 19:
-        if (key == "initialDelaySeconds") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.initialDelaySeconds)) return e;
-          continue;
-        }
-        break;
-      case 29:
-        if (key == "terminationGracePeriodSeconds") {
-          if (isNull(val)) { out.terminationGracePeriodSeconds.reset(); continue; }
-          auto& t = out.terminationGracePeriodSeconds.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Probe& in) {
-  w.beginObject();
-  if (in.exec) { w.key("exec"); encodeValue(w, *in.exec); }
-  if (!(in.failureThreshold == int32_t{})) { w.key("failureThreshold"); encodeValue(w, in.failureThreshold); }
-  if (in.grpc) { w.key("grpc"); encodeValue(w, *in.grpc); }
-  if (in.httpGet) { w.key("httpGet"); encodeValue(w, *in.httpGet); }
-  if (!(in.initialDelaySeconds == int32_t{})) { w.key("initialDelaySeconds"); encodeValue(w, in.initialDelaySeconds); }
-  if (!(in.periodSeconds == int32_t{})) { w.key("periodSeconds"); encodeValue(w, in.periodSeconds); }
-  if (!(in.successThreshold == int32_t{})) { w.key("successThreshold"); encodeValue(w, in.successThreshold); }
-  if (in.tcpSocket) { w.key("tcpSocket"); encodeValue(w, *in.tcpSocket); }
-  if (in.terminationGracePeriodSeconds) { w.key("terminationGracePeriodSeconds"); encodeValue(w, *in.terminationGracePeriodSeconds); }
-  if (!(in.timeoutSeconds == int32_t{})) { w.key("timeoutSeconds"); encodeValue(w, in.timeoutSeconds); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceRequirements& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "claims") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.claims, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ResourceClaim& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "limits") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.limits, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "requests") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceRequirements& in) {
-  w.beginObject();
-  if (!(in.claims.empty())) { w.key("claims"); encodeArray(w, in.claims, [](JsonWriter& w, const ::kcm::api::core::v1::ResourceClaim& x) { encodeValue(w, x); }); }
-  if (!(in.limits.empty())) { w.key("limits"); encodeMap(w, in.limits, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.requests.empty())) { w.key("requests"); encodeMap(w, in.requests, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SELinuxOptions& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "role") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.role)) return e;
-          continue;
-        }
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        if (key == "user") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.user)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "level") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.level)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SELinuxOptions& in) {
-  w.beginObject();
-  if (!(in.level.empty())) { w.key("level"); encodeValue(w, in.level); }
-  if (!(in.role.empty())) { w.key("role"); encodeValue(w, in.role); }
-  if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
-  if (!(in.user.empty())) { w.key("user"); encodeValue(w, in.user); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SeccompProfile& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "localhostProfile") {
-          if (isNull(val)) { out.localhostProfile.reset(); continue; }
-          auto& t = out.localhostProfile.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SeccompProfile& in) {
-  w.beginObject();
-  if (in.localhostProfile) { w.key("localhostProfile"); encodeValue(w, *in.localhostProfile); }
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, WindowsSecurityContextOptions& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 11:
-        if (key == "hostProcess") {
-          if (isNull(val)) { out.hostProcess.reset(); continue; }
-          auto& t = out.hostProcess.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "runAsUserName") {
-          if (isNull(val)) { out.runAsUserName.reset(); continue; }
-          auto& t = out.runAsUserName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "gmsaCredentialSpec") {
-          if (isNull(val)) { out.gmsaCredentialSpec.reset(); continue; }
-          auto& t = out.gmsaCredentialSpec.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 22:
-        if (key == "gmsaCredentialSpecName") {
-          if (isNull(val)) { out.gmsaCredentialSpecName.reset(); continue; }
-          auto& t = out.gmsaCredentialSpecName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const WindowsSecurityContextOptions& in) {
-  w.beginObject();
-  if (in.gmsaCredentialSpec) { w.key("gmsaCredentialSpec"); encodeValue(w, *in.gmsaCredentialSpec); }
-  if (in.gmsaCredentialSpecName) { w.key("gmsaCredentialSpecName"); encodeValue(w, *in.gmsaCredentialSpecName); }
-  if (in.hostProcess) { w.key("hostProcess"); encodeValue(w, *in.hostProcess); }
-  if (in.runAsUserName) { w.key("runAsUserName"); encodeValue(w, *in.runAsUserName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecurityContext& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 9:
-        if (key == "procMount") {
-          if (isNull(val)) { out.procMount.reset(); continue; }
-          auto& t = out.procMount.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "runAsUser") {
-          if (isNull(val)) { out.runAsUser.reset(); continue; }
-          auto& t = out.runAsUser.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "privileged") {
-          if (isNull(val)) { out.privileged.reset(); continue; }
-          auto& t = out.privileged.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "runAsGroup") {
-          if (isNull(val)) { out.runAsGroup.reset(); continue; }
-          auto& t = out.runAsGroup.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "capabilities") {
-          if (isNull(val)) { out.capabilities.reset(); continue; }
-          auto& t = out.capabilities.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "runAsNonRoot") {
-          if (isNull(val)) { out.runAsNonRoot.reset(); continue; }
-          auto& t = out.runAsNonRoot.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "seLinuxOptions") {
-          if (isNull(val)) { out.seLinuxOptions.reset(); continue; }
-          auto& t = out.seLinuxOptions.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "seccompProfile") {
-          if (isNull(val)) { out.seccompProfile.reset(); continue; }
-          auto& t = out.seccompProfile.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "windowsOptions") {
-          if (isNull(val)) { out.windowsOptions.reset(); continue; }
-          auto& t = out.windowsOptions.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "appArmorProfile") {
-          if (isNull(val)) { out.appArmorProfile.reset(); continue; }
-          auto& t = out.appArmorProfile.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 22:
-        if (key == "readOnlyRootFilesystem") {
-          if (isNull(val)) { out.readOnlyRootFilesystem.reset(); continue; }
-          auto& t = out.readOnlyRootFilesystem.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 24:
-        if (key == "allowPrivilegeEscalation") {
-          if (isNull(val)) { out.allowPrivilegeEscalation.reset(); continue; }
-          auto& t = out.allowPrivilegeEscalation.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SecurityContext& in) {
-  w.beginObject();
-  if (in.allowPrivilegeEscalation) { w.key("allowPrivilegeEscalation"); encodeValue(w, *in.allowPrivilegeEscalation); }
-  if (in.appArmorProfile) { w.key("appArmorProfile"); encodeValue(w, *in.appArmorProfile); }
-  if (in.capabilities) { w.key("capabilities"); encodeValue(w, *in.capabilities); }
-  if (in.privileged) { w.key("privileged"); encodeValue(w, *in.privileged); }
-  if (in.procMount) { w.key("procMount"); encodeValue(w, *in.procMount); }
-  if (in.readOnlyRootFilesystem) { w.key("readOnlyRootFilesystem"); encodeValue(w, *in.readOnlyRootFilesystem); }
-  if (in.runAsGroup) { w.key("runAsGroup"); encodeValue(w, *in.runAsGroup); }
-  if (in.runAsNonRoot) { w.key("runAsNonRoot"); encodeValue(w, *in.runAsNonRoot); }
-  if (in.runAsUser) { w.key("runAsUser"); encodeValue(w, *in.runAsUser); }
-  if (in.seLinuxOptions) { w.key("seLinuxOptions"); encodeValue(w, *in.seLinuxOptions); }
-  if (in.seccompProfile) { w.key("seccompProfile"); encodeValue(w, *in.seccompProfile); }
-  if (in.windowsOptions) { w.key("windowsOptions"); encodeValue(w, *in.windowsOptions); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Container& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "env") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.env, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::EnvVar& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "tty") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.tty)) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "args") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.args, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "image") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
-          continue;
-        }
-        if (key == "ports") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ContainerPort& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "stdin") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.stdin)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "command") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "envFrom") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.envFrom, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::EnvFromSource& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "lifecycle") {
-          if (isNull(val)) { out.lifecycle.reset(); continue; }
-          auto& t = out.lifecycle.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "resources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.resources)) return e;
-          continue;
-        }
-        if (key == "stdinOnce") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.stdinOnce)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "workingDir") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.workingDir)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "resizePolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resizePolicy, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ContainerResizePolicy& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "startupProbe") {
-          if (isNull(val)) { out.startupProbe.reset(); continue; }
-          auto& t = out.startupProbe.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "volumeMounts") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.volumeMounts, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeMount& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "livenessProbe") {
-          if (isNull(val)) { out.livenessProbe.reset(); continue; }
-          auto& t = out.livenessProbe.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "restartPolicy") {
-          if (isNull(val)) { out.restartPolicy.reset(); continue; }
-          auto& t = out.restartPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "volumeDevices") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.volumeDevices, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeDevice& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "readinessProbe") {
-          if (isNull(val)) { out.readinessProbe.reset(); continue; }
-          auto& t = out.readinessProbe.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "imagePullPolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.imagePullPolicy)) return e;
-          continue;
-        }
-        if (key == "securityContext") {
-          if (isNull(val)) { out.securityContext.reset(); continue; }
-          auto& t = out.securityContext.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "restartPolicyRules") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.restartPolicyRules, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ContainerRestartRule& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 22:
-        if (key == "terminationMessagePath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.terminationMessagePath)) return e;
-          continue;
-        }
-        break;
-      case 24:
-        if (key == "terminationMessagePolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.terminationMessagePolicy)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Container& in) {
-  w.beginObject();
-  if (!(in.args.empty())) { w.key("args"); encodeArray(w, in.args, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.env.empty())) { w.key("env"); encodeArray(w, in.env, [](JsonWriter& w, const ::kcm::api::core::v1::EnvVar& x) { encodeValue(w, x); }); }
-  if (!(in.envFrom.empty())) { w.key("envFrom"); encodeArray(w, in.envFrom, [](JsonWriter& w, const ::kcm::api::core::v1::EnvFromSource& x) { encodeValue(w, x); }); }
-  if (!(in.image.empty())) { w.key("image"); encodeValue(w, in.image); }
-  if (!(in.imagePullPolicy.empty())) { w.key("imagePullPolicy"); encodeValue(w, in.imagePullPolicy); }
-  if (in.lifecycle) { w.key("lifecycle"); encodeValue(w, *in.lifecycle); }
-  if (in.livenessProbe) { w.key("livenessProbe"); encodeValue(w, *in.livenessProbe); }
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerPort& x) { encodeValue(w, x); }); }
-  if (in.readinessProbe) { w.key("readinessProbe"); encodeValue(w, *in.readinessProbe); }
-  if (!(in.resizePolicy.empty())) { w.key("resizePolicy"); encodeArray(w, in.resizePolicy, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerResizePolicy& x) { encodeValue(w, x); }); }
-  w.key("resources"); encodeValue(w, in.resources);
-  if (in.restartPolicy) { w.key("restartPolicy"); encodeValue(w, *in.restartPolicy); }
-  if (!(in.restartPolicyRules.empty())) { w.key("restartPolicyRules"); encodeArray(w, in.restartPolicyRules, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerRestartRule& x) { encodeValue(w, x); }); }
-  if (in.securityContext) { w.key("securityContext"); encodeValue(w, *in.securityContext); }
-  if (in.startupProbe) { w.key("startupProbe"); encodeValue(w, *in.startupProbe); }
-  if (!(in.stdin == bool{})) { w.key("stdin"); encodeValue(w, in.stdin); }
-  if (!(in.stdinOnce == bool{})) { w.key("stdinOnce"); encodeValue(w, in.stdinOnce); }
-  if (!(in.terminationMessagePath.empty())) { w.key("terminationMessagePath"); encodeValue(w, in.terminationMessagePath); }
-  if (!(in.terminationMessagePolicy.empty())) { w.key("terminationMessagePolicy"); encodeValue(w, in.terminationMessagePolicy); }
-  if (!(in.tty == bool{})) { w.key("tty"); encodeValue(w, in.tty); }
-  if (!(in.volumeDevices.empty())) { w.key("volumeDevices"); encodeArray(w, in.volumeDevices, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeDevice& x) { encodeValue(w, x); }); }
-  if (!(in.volumeMounts.empty())) { w.key("volumeMounts"); encodeArray(w, in.volumeMounts, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeMount& x) { encodeValue(w, x); }); }
-  if (!(in.workingDir.empty())) { w.key("workingDir"); encodeValue(w, in.workingDir); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerExtendedResourceRequest& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 11:
-        if (key == "requestName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.requestName)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "resourceName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.resourceName)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "containerName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.containerName)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ContainerExtendedResourceRequest& in) {
-  w.beginObject();
-  w.key("containerName"); encodeValue(w, in.containerName);
-  w.key("requestName"); encodeValue(w, in.requestName);
-  w.key("resourceName"); encodeValue(w, in.resourceName);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerImage& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "names") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.names, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "sizeBytes") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.sizeBytes)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ContainerImage& in) {
-  w.beginObject();
-  w.key("names"); encodeArray(w, in.names, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
-  if (!(in.sizeBytes == int64_t{})) { w.key("sizeBytes"); encodeValue(w, in.sizeBytes); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerPort& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "hostIP") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.hostIP)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "hostPort") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.hostPort)) return e;
-          continue;
-        }
-        if (key == "protocol") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.protocol)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "containerPort") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.containerPort)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ContainerPort& in) {
-  w.beginObject();
-  w.key("containerPort"); encodeValue(w, in.containerPort);
-  if (!(in.hostIP.empty())) { w.key("hostIP"); encodeValue(w, in.hostIP); }
-  if (!(in.hostPort == int32_t{})) { w.key("hostPort"); encodeValue(w, in.hostPort); }
-  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
-  if (!(in.protocol.empty())) { w.key("protocol"); encodeValue(w, in.protocol); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerResizePolicy& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 12:
-        if (key == "resourceName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.resourceName)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "restartPolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.restartPolicy)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ContainerResizePolicy& in) {
-  w.beginObject();
-  w.key("resourceName"); encodeValue(w, in.resourceName);
-  w.key("restartPolicy"); encodeValue(w, in.restartPolicy);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerRestartRuleOnExitCodes& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "values") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, int32_t& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "operator") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ContainerRestartRuleOnExitCodes& in) {
-  w.beginObject();
-  w.key("operator"); encodeValue(w, in.operator_);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const int32_t& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerRestartRule& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "action") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.action)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "exitCodes") {
-          if (isNull(val)) { out.exitCodes.reset(); continue; }
-          auto& t = out.exitCodes.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ContainerRestartRule& in) {
-  w.beginObject();
-  w.key("action"); encodeValue(w, in.action);
-  if (in.exitCodes) { w.key("exitCodes"); encodeValue(w, *in.exitCodes); }
   in.unknownFields.emit(w);
   w.endObject();
 }

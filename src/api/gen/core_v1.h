@@ -14,8 +14,13 @@
 namespace kcm::api::core::v1 {
 
 struct AWSElasticBlockStoreVolumeSource;
+struct NodeSelectorRequirement;
+struct NodeSelectorTerm;
 struct NodeSelector;
+struct PreferredSchedulingTerm;
 struct NodeAffinity;
+struct PodAffinityTerm;
+struct WeightedPodAffinityTerm;
 struct PodAffinity;
 struct PodAntiAffinity;
 struct Affinity;
@@ -45,9 +50,23 @@ struct ConfigMapEnvSource;
 struct ConfigMapKeySelector;
 struct ConfigMapList;
 struct ConfigMapNodeConfigSource;
+struct KeyToPath;
 struct ConfigMapProjection;
 struct ConfigMapVolumeSource;
+struct ContainerPort;
+struct ContainerResizePolicy;
+struct ContainerRestartRuleOnExitCodes;
+struct ContainerRestartRule;
+struct SecretEnvSource;
+struct EnvFromSource;
+struct FileKeySelector;
+struct ObjectFieldSelector;
+struct ResourceFieldSelector;
+struct SecretKeySelector;
+struct EnvVarSource;
+struct EnvVar;
 struct ExecAction;
+struct HTTPHeader;
 struct HTTPGetAction;
 struct SleepAction;
 struct TCPSocketAction;
@@ -55,30 +74,32 @@ struct LifecycleHandler;
 struct Lifecycle;
 struct GRPCAction;
 struct Probe;
+struct ResourceClaim;
 struct ResourceRequirements;
 struct SELinuxOptions;
 struct SeccompProfile;
 struct WindowsSecurityContextOptions;
 struct SecurityContext;
+struct VolumeDevice;
+struct VolumeMount;
 struct Container;
 struct ContainerExtendedResourceRequest;
 struct ContainerImage;
-struct ContainerPort;
-struct ContainerResizePolicy;
-struct ContainerRestartRuleOnExitCodes;
-struct ContainerRestartRule;
 struct ContainerStateRunning;
 struct ContainerStateTerminated;
 struct ContainerStateWaiting;
 struct ContainerState;
 struct LinuxContainerUser;
 struct ContainerUser;
+struct ResourceHealth;
+struct ResourceStatus;
+struct ImageVolumeStatus;
+struct VolumeStatus;
+struct VolumeMountStatus;
 struct ContainerStatus;
 struct DaemonEndpoint;
-struct DownwardAPIProjection;
-struct ObjectFieldSelector;
-struct ResourceFieldSelector;
 struct DownwardAPIVolumeFile;
+struct DownwardAPIProjection;
 struct DownwardAPIVolumeSource;
 struct EmptyDirVolumeSource;
 struct EndpointAddress;
@@ -86,12 +107,6 @@ struct EndpointPort;
 struct EndpointSubset;
 struct Endpoints;
 struct EndpointsList;
-struct SecretEnvSource;
-struct EnvFromSource;
-struct FileKeySelector;
-struct SecretKeySelector;
-struct EnvVarSource;
-struct EnvVar;
 struct EphemeralContainer;
 struct TypedLocalObjectReference;
 struct TypedObjectReference;
@@ -112,49 +127,46 @@ struct GCEPersistentDiskVolumeSource;
 struct GitRepoVolumeSource;
 struct GlusterfsPersistentVolumeSource;
 struct GlusterfsVolumeSource;
-struct HTTPHeader;
 struct HostAlias;
 struct HostIP;
 struct HostPathVolumeSource;
 struct ISCSIPersistentVolumeSource;
 struct ISCSIVolumeSource;
 struct ImageVolumeSource;
-struct ImageVolumeStatus;
-struct KeyToPath;
+struct LimitRangeItem;
 struct LimitRangeSpec;
 struct LimitRange;
-struct LimitRangeItem;
 struct LimitRangeList;
+struct PortStatus;
 struct LoadBalancerIngress;
 struct LoadBalancerStatus;
 struct LocalVolumeSource;
 struct ModifyVolumeStatus;
 struct NFSVolumeSource;
 struct NamespaceSpec;
+struct NamespaceCondition;
 struct NamespaceStatus;
 struct Namespace;
-struct NamespaceCondition;
 struct NamespaceList;
 struct NodeConfigSource;
 struct NodePodPreemptionPolicy;
+struct Taint;
 struct NodeSpec;
+struct NodeAddress;
+struct NodeCondition;
 struct NodeConfigStatus;
 struct NodeDaemonEndpoints;
 struct NodeFeatures;
+struct NodeRuntimeHandlerFeatures;
+struct NodeRuntimeHandler;
 struct NodeSwapStatus;
 struct NodeSystemInfo;
 struct NodeStatus;
 struct Node;
-struct NodeAddress;
 struct NodeAllocatableMappedResources;
 struct NodeAllocatableOverheadResources;
 struct NodeAllocatableResourceClaimStatus;
-struct NodeCondition;
 struct NodeList;
-struct NodeRuntimeHandlerFeatures;
-struct NodeRuntimeHandler;
-struct NodeSelectorRequirement;
-struct NodeSelectorTerm;
 struct PhotonPersistentDiskVolumeSource;
 struct PortworxVolumeSource;
 struct QuobyteVolumeSource;
@@ -166,82 +178,70 @@ struct VsphereVirtualDiskVolumeSource;
 struct PersistentVolumeSpec;
 struct PersistentVolumeStatus;
 struct PersistentVolume;
+struct PersistentVolumeClaimCondition;
+struct VolumeHealthCondition;
 struct VolumeHealthStatus;
 struct PersistentVolumeClaimStatus;
 struct PersistentVolumeClaim;
-struct PersistentVolumeClaimCondition;
 struct PersistentVolumeClaimList;
 struct PersistentVolumeClaimVolumeSource;
 struct PersistentVolumeList;
+struct PodDNSConfigOption;
 struct PodDNSConfig;
 struct PodOS;
-struct PodSchedulingGroup;
-struct PodSecurityContext;
-struct PodSpec;
-struct PodExtendedResourceClaimStatus;
-struct PodStatus;
-struct Pod;
-struct PodAffinityTerm;
-struct PodCertificateProjection;
-struct PodCondition;
-struct PodDNSConfigOption;
-struct PodIP;
-struct PodList;
 struct PodReadinessGate;
 struct PodResourceClaim;
-struct PodResourceClaimStatus;
 struct PodSchedulingGate;
+struct PodSchedulingGroup;
+struct Sysctl;
+struct PodSecurityContext;
+struct Toleration;
+struct TopologySpreadConstraint;
+struct PodCertificateProjection;
+struct SecretProjection;
+struct ServiceAccountTokenProjection;
+struct VolumeProjection;
+struct ProjectedVolumeSource;
+struct RBDVolumeSource;
+struct ScaleIOVolumeSource;
+struct SecretVolumeSource;
+struct StorageOSVolumeSource;
+struct Volume;
+struct PodSpec;
+struct PodCondition;
+struct PodExtendedResourceClaimStatus;
+struct PodIP;
+struct PodResourceClaimStatus;
+struct PodVolumeHealth;
+struct PodStatus;
+struct Pod;
+struct PodList;
 struct PodTemplateSpec;
 struct PodTemplate;
 struct PodTemplateList;
-struct PodVolumeHealth;
-struct PortStatus;
-struct PreferredSchedulingTerm;
-struct ProjectedVolumeSource;
-struct RBDVolumeSource;
 struct ReplicationControllerSpec;
+struct ReplicationControllerCondition;
 struct ReplicationControllerStatus;
 struct ReplicationController;
-struct ReplicationControllerCondition;
 struct ReplicationControllerList;
-struct ResourceClaim;
-struct ResourceHealth;
+struct ScopedResourceSelectorRequirement;
 struct ScopeSelector;
 struct ResourceQuotaSpec;
 struct ResourceQuotaStatus;
 struct ResourceQuota;
 struct ResourceQuotaList;
-struct ResourceStatus;
-struct ScaleIOVolumeSource;
-struct ScopedResourceSelectorRequirement;
 struct Secret;
 struct SecretList;
-struct SecretProjection;
-struct SecretVolumeSource;
+struct ServicePort;
 struct SessionAffinityConfig;
 struct ServiceSpec;
 struct ServiceStatus;
 struct Service;
 struct ServiceAccount;
 struct ServiceAccountList;
-struct ServiceAccountTokenProjection;
 struct ServiceList;
-struct ServicePort;
-struct StorageOSVolumeSource;
-struct Sysctl;
-struct Taint;
-struct Toleration;
 struct TopologySelectorLabelRequirement;
 struct TopologySelectorTerm;
-struct TopologySpreadConstraint;
-struct Volume;
-struct VolumeDevice;
-struct VolumeHealthCondition;
-struct VolumeMount;
-struct VolumeStatus;
-struct VolumeMountStatus;
-struct VolumeProjection;
-struct WeightedPodAffinityTerm;
 
 struct AWSElasticBlockStoreVolumeSource {
   std::string fsType{};
@@ -251,14 +251,49 @@ struct AWSElasticBlockStoreVolumeSource {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct NodeSelectorRequirement {
+  std::string key{};
+  std::string operator_{};
+  std::vector<std::string> values{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeSelectorTerm {
+  std::vector<::kcm::api::core::v1::NodeSelectorRequirement> matchExpressions{};
+  std::vector<::kcm::api::core::v1::NodeSelectorRequirement> matchFields{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct NodeSelector {
   std::vector<::kcm::api::core::v1::NodeSelectorTerm> nodeSelectorTerms{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PreferredSchedulingTerm {
+  ::kcm::api::core::v1::NodeSelectorTerm preference{};
+  int32_t weight{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeAffinity {
   std::vector<::kcm::api::core::v1::PreferredSchedulingTerm> preferredDuringSchedulingIgnoredDuringExecution{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> requiredDuringSchedulingIgnoredDuringExecution{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodAffinityTerm {
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
+  std::vector<std::string> matchLabelKeys{};
+  std::vector<std::string> mismatchLabelKeys{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
+  std::vector<std::string> namespaces{};
+  std::string topologyKey{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct WeightedPodAffinityTerm {
+  ::kcm::api::core::v1::PodAffinityTerm podAffinityTerm{};
+  int32_t weight{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -492,6 +527,14 @@ struct ConfigMapNodeConfigSource {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct KeyToPath {
+  std::string key{};
+  std::optional<int32_t> mode{};
+  std::string path{};
+  std::optional<int64_t> user{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ConfigMapProjection {
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
   std::string name{};
@@ -508,8 +551,98 @@ struct ConfigMapVolumeSource {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct ContainerPort {
+  int32_t containerPort{};
+  std::string hostIP{};
+  int32_t hostPort{};
+  std::string name{};
+  std::string protocol{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ContainerResizePolicy {
+  std::string resourceName{};
+  std::string restartPolicy{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ContainerRestartRuleOnExitCodes {
+  std::string operator_{};
+  std::vector<int32_t> values{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ContainerRestartRule {
+  std::string action{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerRestartRuleOnExitCodes> exitCodes{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct SecretEnvSource {
+  std::string name{};
+  std::optional<bool> optional{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct EnvFromSource {
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapEnvSource> configMapRef{};
+  std::string prefix{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretEnvSource> secretRef{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct FileKeySelector {
+  std::string key{};
+  std::optional<bool> optional{};
+  std::string path{};
+  std::string volumeName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ObjectFieldSelector {
+  std::string apiVersion{};
+  std::string fieldPath{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ResourceFieldSelector {
+  std::string containerName{};
+  ::kcm::api::Quantity divisor{};
+  std::string resource{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct SecretKeySelector {
+  std::string key{};
+  std::string name{};
+  std::optional<bool> optional{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct EnvVarSource {
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapKeySelector> configMapKeyRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::FileKeySelector> fileKeyRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretKeySelector> secretKeyRef{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct EnvVar {
+  std::string name{};
+  std::string value{};
+  ::kcm::api::Box<::kcm::api::core::v1::EnvVarSource> valueFrom{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ExecAction {
   std::vector<std::string> command{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct HTTPHeader {
+  std::string name{};
+  std::string value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -570,6 +703,12 @@ struct Probe {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct ResourceClaim {
+  std::string name{};
+  std::string request{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ResourceRequirements {
   std::vector<::kcm::api::core::v1::ResourceClaim> claims{};
   ::kcm::api::StringMap<::kcm::api::Quantity> limits{};
@@ -615,6 +754,24 @@ struct SecurityContext {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct VolumeDevice {
+  std::string devicePath{};
+  std::string name{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct VolumeMount {
+  std::vector<std::string> bindMountOptions{};
+  std::string mountPath{};
+  std::optional<std::string> mountPropagation{};
+  std::string name{};
+  bool readOnly{};
+  std::optional<std::string> recursiveReadOnly{};
+  std::string subPath{};
+  std::string subPathExpr{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct Container {
   std::vector<std::string> args{};
   std::vector<std::string> command{};
@@ -654,33 +811,6 @@ struct ContainerExtendedResourceRequest {
 struct ContainerImage {
   std::vector<std::string> names{};
   int64_t sizeBytes{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ContainerPort {
-  int32_t containerPort{};
-  std::string hostIP{};
-  int32_t hostPort{};
-  std::string name{};
-  std::string protocol{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ContainerResizePolicy {
-  std::string resourceName{};
-  std::string restartPolicy{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ContainerRestartRuleOnExitCodes {
-  std::string operator_{};
-  std::vector<int32_t> values{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ContainerRestartRule {
-  std::string action{};
-  ::kcm::api::Box<::kcm::api::core::v1::ContainerRestartRuleOnExitCodes> exitCodes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -725,6 +855,38 @@ struct ContainerUser {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct ResourceHealth {
+  std::string health{};
+  std::optional<std::string> message{};
+  std::string resourceID{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ResourceStatus {
+  std::string name{};
+  std::vector<::kcm::api::core::v1::ResourceHealth> resources{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ImageVolumeStatus {
+  std::string imageRef{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct VolumeStatus {
+  ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeStatus> image{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct VolumeMountStatus {
+  std::string mountPath{};
+  std::string name{};
+  bool readOnly{};
+  std::optional<std::string> recursiveReadOnly{};
+  ::kcm::api::Box<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ContainerStatus {
   ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   std::vector<::kcm::api::core::v1::ResourceStatus> allocatedResourcesStatus{};
@@ -749,30 +911,17 @@ struct DaemonEndpoint {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DownwardAPIProjection {
-  std::vector<::kcm::api::core::v1::DownwardAPIVolumeFile> items{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ObjectFieldSelector {
-  std::string apiVersion{};
-  std::string fieldPath{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ResourceFieldSelector {
-  std::string containerName{};
-  ::kcm::api::Quantity divisor{};
-  std::string resource{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct DownwardAPIVolumeFile {
   ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
   std::optional<int32_t> mode{};
   std::string path{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
   std::optional<int64_t> user{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DownwardAPIProjection {
+  std::vector<::kcm::api::core::v1::DownwardAPIVolumeFile> items{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -826,50 +975,6 @@ struct EndpointsList {
   std::vector<::kcm::api::core::v1::Endpoints> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct SecretEnvSource {
-  std::string name{};
-  std::optional<bool> optional{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct EnvFromSource {
-  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapEnvSource> configMapRef{};
-  std::string prefix{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretEnvSource> secretRef{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct FileKeySelector {
-  std::string key{};
-  std::optional<bool> optional{};
-  std::string path{};
-  std::string volumeName{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct SecretKeySelector {
-  std::string key{};
-  std::string name{};
-  std::optional<bool> optional{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct EnvVarSource {
-  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapKeySelector> configMapKeyRef{};
-  ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
-  ::kcm::api::Box<::kcm::api::core::v1::FileKeySelector> fileKeyRef{};
-  ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretKeySelector> secretKeyRef{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct EnvVar {
-  std::string name{};
-  std::string value{};
-  ::kcm::api::Box<::kcm::api::core::v1::EnvVarSource> valueFrom{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1058,12 +1163,6 @@ struct GlusterfsVolumeSource {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct HTTPHeader {
-  std::string name{};
-  std::string value{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct HostAlias {
   std::vector<std::string> hostnames{};
   std::string ip{};
@@ -1117,16 +1216,13 @@ struct ImageVolumeSource {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct ImageVolumeStatus {
-  std::string imageRef{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct KeyToPath {
-  std::string key{};
-  std::optional<int32_t> mode{};
-  std::string path{};
-  std::optional<int64_t> user{};
+struct LimitRangeItem {
+  ::kcm::api::StringMap<::kcm::api::Quantity> default_{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> defaultRequest{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> max{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> maxLimitRequestRatio{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> min{};
+  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1143,21 +1239,18 @@ struct LimitRange {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct LimitRangeItem {
-  ::kcm::api::StringMap<::kcm::api::Quantity> default_{};
-  ::kcm::api::StringMap<::kcm::api::Quantity> defaultRequest{};
-  ::kcm::api::StringMap<::kcm::api::Quantity> max{};
-  ::kcm::api::StringMap<::kcm::api::Quantity> maxLimitRequestRatio{};
-  ::kcm::api::StringMap<::kcm::api::Quantity> min{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct LimitRangeList {
   std::string apiVersion{};
   std::vector<::kcm::api::core::v1::LimitRange> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PortStatus {
+  std::optional<std::string> error{};
+  int32_t port{};
+  std::string protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1198,6 +1291,15 @@ struct NamespaceSpec {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct NamespaceCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct NamespaceStatus {
   std::vector<::kcm::api::core::v1::NamespaceCondition> conditions{};
   std::string phase{};
@@ -1210,15 +1312,6 @@ struct Namespace {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::NamespaceSpec spec{};
   ::kcm::api::core::v1::NamespaceStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NamespaceCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1240,6 +1333,14 @@ struct NodePodPreemptionPolicy {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct Taint {
+  std::string effect{};
+  std::string key{};
+  std::optional<::kcm::api::Time> timeAdded{};
+  std::string value{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct NodeSpec {
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> configSource{};
   std::string externalID{};
@@ -1249,6 +1350,22 @@ struct NodeSpec {
   std::string providerID{};
   std::vector<::kcm::api::core::v1::Taint> taints{};
   bool unschedulable{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeAddress {
+  std::string address{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeCondition {
+  ::kcm::api::Time lastHeartbeatTime{};
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1267,6 +1384,18 @@ struct NodeDaemonEndpoints {
 
 struct NodeFeatures {
   std::optional<bool> supplementalGroupsPolicy{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeRuntimeHandlerFeatures {
+  std::optional<bool> recursiveReadOnlyMounts{};
+  std::optional<bool> userNamespaces{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeRuntimeHandler {
+  ::kcm::api::Box<::kcm::api::core::v1::NodeRuntimeHandlerFeatures> features{};
+  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1318,12 +1447,6 @@ struct Node {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct NodeAddress {
-  std::string address{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct NodeAllocatableMappedResources {
   std::string name{};
   std::optional<::kcm::api::Quantity> quantity{};
@@ -1345,46 +1468,11 @@ struct NodeAllocatableResourceClaimStatus {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct NodeCondition {
-  ::kcm::api::Time lastHeartbeatTime{};
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct NodeList {
   std::string apiVersion{};
   std::vector<::kcm::api::core::v1::Node> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeRuntimeHandlerFeatures {
-  std::optional<bool> recursiveReadOnlyMounts{};
-  std::optional<bool> userNamespaces{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeRuntimeHandler {
-  ::kcm::api::Box<::kcm::api::core::v1::NodeRuntimeHandlerFeatures> features{};
-  std::string name{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeSelectorRequirement {
-  std::string key{};
-  std::string operator_{};
-  std::vector<std::string> values{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeSelectorTerm {
-  std::vector<::kcm::api::core::v1::NodeSelectorRequirement> matchExpressions{};
-  std::vector<::kcm::api::core::v1::NodeSelectorRequirement> matchFields{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1511,6 +1599,23 @@ struct PersistentVolume {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct PersistentVolumeClaimCondition {
+  ::kcm::api::Time lastProbeTime{};
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct VolumeHealthCondition {
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct VolumeHealthStatus {
   std::vector<::kcm::api::core::v1::VolumeHealthCondition> healthConditions{};
   ::kcm::api::Time lastTransitionTime{};
@@ -1539,16 +1644,6 @@ struct PersistentVolumeClaim {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct PersistentVolumeClaimCondition {
-  ::kcm::api::Time lastProbeTime{};
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct PersistentVolumeClaimList {
   std::string apiVersion{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaim> items{};
@@ -1571,6 +1666,12 @@ struct PersistentVolumeList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct PodDNSConfigOption {
+  std::string name{};
+  std::optional<std::string> value{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct PodDNSConfig {
   std::vector<std::string> nameservers{};
   std::vector<::kcm::api::core::v1::PodDNSConfigOption> options{};
@@ -1583,8 +1684,31 @@ struct PodOS {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct PodReadinessGate {
+  std::string conditionType{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodResourceClaim {
+  std::string name{};
+  std::optional<std::string> resourceClaimName{};
+  std::optional<std::string> resourceClaimTemplateName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodSchedulingGate {
+  std::string name{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct PodSchedulingGroup {
   std::optional<std::string> podGroupName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Sysctl {
+  std::string name{};
+  std::string value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1602,6 +1726,150 @@ struct PodSecurityContext {
   std::optional<std::string> supplementalGroupsPolicy{};
   std::vector<::kcm::api::core::v1::Sysctl> sysctls{};
   ::kcm::api::Box<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Toleration {
+  std::string effect{};
+  std::string key{};
+  std::string operator_{};
+  std::optional<int64_t> tolerationSeconds{};
+  std::string value{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct TopologySpreadConstraint {
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
+  std::vector<std::string> matchLabelKeys{};
+  int32_t maxSkew{};
+  std::optional<int32_t> minDomains{};
+  std::optional<std::string> nodeAffinityPolicy{};
+  std::optional<std::string> nodeTaintsPolicy{};
+  std::string topologyKey{};
+  std::string whenUnsatisfiable{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodCertificateProjection {
+  std::string certificateChainPath{};
+  std::string credentialBundlePath{};
+  std::string keyPath{};
+  std::string keyType{};
+  std::optional<int32_t> maxExpirationSeconds{};
+  std::string signerName{};
+  std::optional<int64_t> user{};
+  ::kcm::api::StringMap<std::string> userAnnotations{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct SecretProjection {
+  std::vector<::kcm::api::core::v1::KeyToPath> items{};
+  std::string name{};
+  std::optional<bool> optional{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ServiceAccountTokenProjection {
+  std::string audience{};
+  std::optional<int64_t> expirationSeconds{};
+  std::string path{};
+  std::optional<int64_t> user{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct VolumeProjection {
+  ::kcm::api::Box<::kcm::api::core::v1::ClusterTrustBundleProjection> clusterTrustBundle{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapProjection> configMap{};
+  ::kcm::api::Box<::kcm::api::core::v1::DownwardAPIProjection> downwardAPI{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodCertificateProjection> podCertificate{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretProjection> secret{};
+  ::kcm::api::Box<::kcm::api::core::v1::ServiceAccountTokenProjection> serviceAccountToken{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ProjectedVolumeSource {
+  std::optional<int32_t> defaultMode{};
+  std::optional<int64_t> defaultUser{};
+  std::vector<::kcm::api::core::v1::VolumeProjection> sources{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct RBDVolumeSource {
+  std::string fsType{};
+  std::string image{};
+  std::string keyring{};
+  std::vector<std::string> monitors{};
+  std::string pool{};
+  bool readOnly{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  std::string user{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ScaleIOVolumeSource {
+  std::string fsType{};
+  std::string gateway{};
+  std::string protectionDomain{};
+  bool readOnly{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  bool sslEnabled{};
+  std::string storageMode{};
+  std::string storagePool{};
+  std::string system{};
+  std::string volumeName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct SecretVolumeSource {
+  std::optional<int32_t> defaultMode{};
+  std::optional<int64_t> defaultUser{};
+  std::vector<::kcm::api::core::v1::KeyToPath> items{};
+  std::optional<bool> optional{};
+  std::string secretName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct StorageOSVolumeSource {
+  std::string fsType{};
+  bool readOnly{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  std::string volumeName{};
+  std::string volumeNamespace{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Volume {
+  ::kcm::api::Box<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
+  ::kcm::api::Box<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::AzureFileVolumeSource> azureFile{};
+  ::kcm::api::Box<::kcm::api::core::v1::CephFSVolumeSource> cephfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::CinderVolumeSource> cinder{};
+  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapVolumeSource> configMap{};
+  ::kcm::api::Box<::kcm::api::core::v1::CSIVolumeSource> csi{};
+  ::kcm::api::Box<::kcm::api::core::v1::DownwardAPIVolumeSource> downwardAPI{};
+  ::kcm::api::Box<::kcm::api::core::v1::EmptyDirVolumeSource> emptyDir{};
+  ::kcm::api::Box<::kcm::api::core::v1::EphemeralVolumeSource> ephemeral{};
+  ::kcm::api::Box<::kcm::api::core::v1::FCVolumeSource> fc{};
+  ::kcm::api::Box<::kcm::api::core::v1::FlexVolumeSource> flexVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::FlockerVolumeSource> flocker{};
+  ::kcm::api::Box<::kcm::api::core::v1::GCEPersistentDiskVolumeSource> gcePersistentDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::GitRepoVolumeSource> gitRepo{};
+  ::kcm::api::Box<::kcm::api::core::v1::GlusterfsVolumeSource> glusterfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
+  ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeSource> image{};
+  ::kcm::api::Box<::kcm::api::core::v1::ISCSIVolumeSource> iscsi{};
+  std::string name{};
+  ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
+  ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeClaimVolumeSource> persistentVolumeClaim{};
+  ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
+  ::kcm::api::Box<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
+  ::kcm::api::Box<::kcm::api::core::v1::ProjectedVolumeSource> projected{};
+  ::kcm::api::Box<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
+  ::kcm::api::Box<::kcm::api::core::v1::RBDVolumeSource> rbd{};
+  ::kcm::api::Box<::kcm::api::core::v1::ScaleIOVolumeSource> scaleIO{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretVolumeSource> secret{};
+  ::kcm::api::Box<::kcm::api::core::v1::StorageOSVolumeSource> storageos{};
+  ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1652,9 +1920,38 @@ struct PodSpec {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct PodCondition {
+  ::kcm::api::Time lastProbeTime{};
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  int64_t observedGeneration{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct PodExtendedResourceClaimStatus {
   std::vector<::kcm::api::core::v1::ContainerExtendedResourceRequest> requestMappings{};
   std::string resourceClaimName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodIP {
+  std::string ip{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodResourceClaimStatus {
+  std::string name{};
+  std::optional<std::string> resourceClaimName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodVolumeHealth {
+  std::vector<::kcm::api::core::v1::VolumeHealthCondition> healthConditions{};
+  ::kcm::api::Time lastTransitionTime{};
+  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1693,78 +1990,11 @@ struct Pod {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct PodAffinityTerm {
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
-  std::vector<std::string> matchLabelKeys{};
-  std::vector<std::string> mismatchLabelKeys{};
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
-  std::vector<std::string> namespaces{};
-  std::string topologyKey{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodCertificateProjection {
-  std::string certificateChainPath{};
-  std::string credentialBundlePath{};
-  std::string keyPath{};
-  std::string keyType{};
-  std::optional<int32_t> maxExpirationSeconds{};
-  std::string signerName{};
-  std::optional<int64_t> user{};
-  ::kcm::api::StringMap<std::string> userAnnotations{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodCondition {
-  ::kcm::api::Time lastProbeTime{};
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  int64_t observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodDNSConfigOption {
-  std::string name{};
-  std::optional<std::string> value{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodIP {
-  std::string ip{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct PodList {
   std::string apiVersion{};
   std::vector<::kcm::api::core::v1::Pod> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodReadinessGate {
-  std::string conditionType{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodResourceClaim {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  std::optional<std::string> resourceClaimTemplateName{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodResourceClaimStatus {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodSchedulingGate {
-  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1790,50 +2020,20 @@ struct PodTemplateList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct PodVolumeHealth {
-  std::vector<::kcm::api::core::v1::VolumeHealthCondition> healthConditions{};
-  ::kcm::api::Time lastTransitionTime{};
-  std::string name{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PortStatus {
-  std::optional<std::string> error{};
-  int32_t port{};
-  std::string protocol{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PreferredSchedulingTerm {
-  ::kcm::api::core::v1::NodeSelectorTerm preference{};
-  int32_t weight{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ProjectedVolumeSource {
-  std::optional<int32_t> defaultMode{};
-  std::optional<int64_t> defaultUser{};
-  std::vector<::kcm::api::core::v1::VolumeProjection> sources{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct RBDVolumeSource {
-  std::string fsType{};
-  std::string image{};
-  std::string keyring{};
-  std::vector<std::string> monitors{};
-  std::string pool{};
-  bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string user{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct ReplicationControllerSpec {
   int32_t minReadySeconds{};
   std::optional<int32_t> replicas{};
   ::kcm::api::StringMap<std::string> selector{};
   ::kcm::api::Box<::kcm::api::core::v1::PodTemplateSpec> template_{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ReplicationControllerCondition {
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::string type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1856,15 +2056,6 @@ struct ReplicationController {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct ReplicationControllerCondition {
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct ReplicationControllerList {
   std::string apiVersion{};
   std::vector<::kcm::api::core::v1::ReplicationController> items{};
@@ -1873,16 +2064,10 @@ struct ReplicationControllerList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct ResourceClaim {
-  std::string name{};
-  std::string request{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ResourceHealth {
-  std::string health{};
-  std::optional<std::string> message{};
-  std::string resourceID{};
+struct ScopedResourceSelectorRequirement {
+  std::string operator_{};
+  std::string scopeName{};
+  std::vector<std::string> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1921,33 +2106,6 @@ struct ResourceQuotaList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct ResourceStatus {
-  std::string name{};
-  std::vector<::kcm::api::core::v1::ResourceHealth> resources{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ScaleIOVolumeSource {
-  std::string fsType{};
-  std::string gateway{};
-  std::string protectionDomain{};
-  bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  bool sslEnabled{};
-  std::string storageMode{};
-  std::string storagePool{};
-  std::string system{};
-  std::string volumeName{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ScopedResourceSelectorRequirement {
-  std::string operator_{};
-  std::string scopeName{};
-  std::vector<std::string> values{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct Secret {
   std::string apiVersion{};
   ::kcm::api::StringMap<std::string> data{};
@@ -1967,19 +2125,13 @@ struct SecretList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct SecretProjection {
-  std::vector<::kcm::api::core::v1::KeyToPath> items{};
+struct ServicePort {
+  std::optional<std::string> appProtocol{};
   std::string name{};
-  std::optional<bool> optional{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct SecretVolumeSource {
-  std::optional<int32_t> defaultMode{};
-  std::optional<int64_t> defaultUser{};
-  std::vector<::kcm::api::core::v1::KeyToPath> items{};
-  std::optional<bool> optional{};
-  std::string secretName{};
+  int32_t nodePort{};
+  int32_t port{};
+  std::string protocol{};
+  ::kcm::api::IntOrString targetPort{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2045,61 +2197,11 @@ struct ServiceAccountList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct ServiceAccountTokenProjection {
-  std::string audience{};
-  std::optional<int64_t> expirationSeconds{};
-  std::string path{};
-  std::optional<int64_t> user{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct ServiceList {
   std::string apiVersion{};
   std::vector<::kcm::api::core::v1::Service> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ServicePort {
-  std::optional<std::string> appProtocol{};
-  std::string name{};
-  int32_t nodePort{};
-  int32_t port{};
-  std::string protocol{};
-  ::kcm::api::IntOrString targetPort{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct StorageOSVolumeSource {
-  std::string fsType{};
-  bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string volumeName{};
-  std::string volumeNamespace{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Sysctl {
-  std::string name{};
-  std::string value{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Taint {
-  std::string effect{};
-  std::string key{};
-  std::optional<::kcm::api::Time> timeAdded{};
-  std::string value{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Toleration {
-  std::string effect{};
-  std::string key{};
-  std::string operator_{};
-  std::optional<int64_t> tolerationSeconds{};
-  std::string value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2111,108 +2213,6 @@ struct TopologySelectorLabelRequirement {
 
 struct TopologySelectorTerm {
   std::vector<::kcm::api::core::v1::TopologySelectorLabelRequirement> matchLabelExpressions{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct TopologySpreadConstraint {
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
-  std::vector<std::string> matchLabelKeys{};
-  int32_t maxSkew{};
-  std::optional<int32_t> minDomains{};
-  std::optional<std::string> nodeAffinityPolicy{};
-  std::optional<std::string> nodeTaintsPolicy{};
-  std::string topologyKey{};
-  std::string whenUnsatisfiable{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Volume {
-  ::kcm::api::Box<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
-  ::kcm::api::Box<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
-  ::kcm::api::Box<::kcm::api::core::v1::AzureFileVolumeSource> azureFile{};
-  ::kcm::api::Box<::kcm::api::core::v1::CephFSVolumeSource> cephfs{};
-  ::kcm::api::Box<::kcm::api::core::v1::CinderVolumeSource> cinder{};
-  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapVolumeSource> configMap{};
-  ::kcm::api::Box<::kcm::api::core::v1::CSIVolumeSource> csi{};
-  ::kcm::api::Box<::kcm::api::core::v1::DownwardAPIVolumeSource> downwardAPI{};
-  ::kcm::api::Box<::kcm::api::core::v1::EmptyDirVolumeSource> emptyDir{};
-  ::kcm::api::Box<::kcm::api::core::v1::EphemeralVolumeSource> ephemeral{};
-  ::kcm::api::Box<::kcm::api::core::v1::FCVolumeSource> fc{};
-  ::kcm::api::Box<::kcm::api::core::v1::FlexVolumeSource> flexVolume{};
-  ::kcm::api::Box<::kcm::api::core::v1::FlockerVolumeSource> flocker{};
-  ::kcm::api::Box<::kcm::api::core::v1::GCEPersistentDiskVolumeSource> gcePersistentDisk{};
-  ::kcm::api::Box<::kcm::api::core::v1::GitRepoVolumeSource> gitRepo{};
-  ::kcm::api::Box<::kcm::api::core::v1::GlusterfsVolumeSource> glusterfs{};
-  ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
-  ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeSource> image{};
-  ::kcm::api::Box<::kcm::api::core::v1::ISCSIVolumeSource> iscsi{};
-  std::string name{};
-  ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
-  ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeClaimVolumeSource> persistentVolumeClaim{};
-  ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
-  ::kcm::api::Box<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
-  ::kcm::api::Box<::kcm::api::core::v1::ProjectedVolumeSource> projected{};
-  ::kcm::api::Box<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
-  ::kcm::api::Box<::kcm::api::core::v1::RBDVolumeSource> rbd{};
-  ::kcm::api::Box<::kcm::api::core::v1::ScaleIOVolumeSource> scaleIO{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretVolumeSource> secret{};
-  ::kcm::api::Box<::kcm::api::core::v1::StorageOSVolumeSource> storageos{};
-  ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeDevice {
-  std::string devicePath{};
-  std::string name{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeHealthCondition {
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeMount {
-  std::vector<std::string> bindMountOptions{};
-  std::string mountPath{};
-  std::optional<std::string> mountPropagation{};
-  std::string name{};
-  bool readOnly{};
-  std::optional<std::string> recursiveReadOnly{};
-  std::string subPath{};
-  std::string subPathExpr{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeStatus {
-  ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeStatus> image{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeMountStatus {
-  std::string mountPath{};
-  std::string name{};
-  bool readOnly{};
-  std::optional<std::string> recursiveReadOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeProjection {
-  ::kcm::api::Box<::kcm::api::core::v1::ClusterTrustBundleProjection> clusterTrustBundle{};
-  ::kcm::api::Box<::kcm::api::core::v1::ConfigMapProjection> configMap{};
-  ::kcm::api::Box<::kcm::api::core::v1::DownwardAPIProjection> downwardAPI{};
-  ::kcm::api::Box<::kcm::api::core::v1::PodCertificateProjection> podCertificate{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretProjection> secret{};
-  ::kcm::api::Box<::kcm::api::core::v1::ServiceAccountTokenProjection> serviceAccountToken{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct WeightedPodAffinityTerm {
-  ::kcm::api::core::v1::PodAffinityTerm podAffinityTerm{};
-  int32_t weight{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

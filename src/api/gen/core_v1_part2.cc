@@ -9,6 +9,882 @@ using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
 using ::kcm::api::codec::encodeValue;
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Probe& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "exec") {
+          if (isNull(val)) { out.exec.reset(); continue; }
+          auto& t = out.exec.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "grpc") {
+          if (isNull(val)) { out.grpc.reset(); continue; }
+          auto& t = out.grpc.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "httpGet") {
+          if (isNull(val)) { out.httpGet.reset(); continue; }
+          auto& t = out.httpGet.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "tcpSocket") {
+          if (isNull(val)) { out.tcpSocket.reset(); continue; }
+          auto& t = out.tcpSocket.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "periodSeconds") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.periodSeconds)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "timeoutSeconds") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.timeoutSeconds)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "failureThreshold") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.failureThreshold)) return e;
+          continue;
+        }
+        if (key == "successThreshold") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.successThreshold)) return e;
+          continue;
+        }
+        break;
+      case 19:
+        if (key == "initialDelaySeconds") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.initialDelaySeconds)) return e;
+          continue;
+        }
+        break;
+      case 29:
+        if (key == "terminationGracePeriodSeconds") {
+          if (isNull(val)) { out.terminationGracePeriodSeconds.reset(); continue; }
+          auto& t = out.terminationGracePeriodSeconds.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Probe& in) {
+  w.beginObject();
+  if (in.exec) { w.key("exec"); encodeValue(w, *in.exec); }
+  if (!(in.failureThreshold == int32_t{})) { w.key("failureThreshold"); encodeValue(w, in.failureThreshold); }
+  if (in.grpc) { w.key("grpc"); encodeValue(w, *in.grpc); }
+  if (in.httpGet) { w.key("httpGet"); encodeValue(w, *in.httpGet); }
+  if (!(in.initialDelaySeconds == int32_t{})) { w.key("initialDelaySeconds"); encodeValue(w, in.initialDelaySeconds); }
+  if (!(in.periodSeconds == int32_t{})) { w.key("periodSeconds"); encodeValue(w, in.periodSeconds); }
+  if (!(in.successThreshold == int32_t{})) { w.key("successThreshold"); encodeValue(w, in.successThreshold); }
+  if (in.tcpSocket) { w.key("tcpSocket"); encodeValue(w, *in.tcpSocket); }
+  if (in.terminationGracePeriodSeconds) { w.key("terminationGracePeriodSeconds"); encodeValue(w, *in.terminationGracePeriodSeconds); }
+  if (!(in.timeoutSeconds == int32_t{})) { w.key("timeoutSeconds"); encodeValue(w, in.timeoutSeconds); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceClaim& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "request") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.request)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceClaim& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.request.empty())) { w.key("request"); encodeValue(w, in.request); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceRequirements& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "claims") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.claims, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ResourceClaim& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "limits") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.limits, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "requests") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceRequirements& in) {
+  w.beginObject();
+  if (!(in.claims.empty())) { w.key("claims"); encodeArray(w, in.claims, [](JsonWriter& w, const ::kcm::api::core::v1::ResourceClaim& x) { encodeValue(w, x); }); }
+  if (!(in.limits.empty())) { w.key("limits"); encodeMap(w, in.limits, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.requests.empty())) { w.key("requests"); encodeMap(w, in.requests, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SELinuxOptions& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "role") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.role)) return e;
+          continue;
+        }
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        if (key == "user") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.user)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "level") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.level)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SELinuxOptions& in) {
+  w.beginObject();
+  if (!(in.level.empty())) { w.key("level"); encodeValue(w, in.level); }
+  if (!(in.role.empty())) { w.key("role"); encodeValue(w, in.role); }
+  if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
+  if (!(in.user.empty())) { w.key("user"); encodeValue(w, in.user); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SeccompProfile& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "localhostProfile") {
+          if (isNull(val)) { out.localhostProfile.reset(); continue; }
+          auto& t = out.localhostProfile.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SeccompProfile& in) {
+  w.beginObject();
+  if (in.localhostProfile) { w.key("localhostProfile"); encodeValue(w, *in.localhostProfile); }
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, WindowsSecurityContextOptions& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 11:
+        if (key == "hostProcess") {
+          if (isNull(val)) { out.hostProcess.reset(); continue; }
+          auto& t = out.hostProcess.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "runAsUserName") {
+          if (isNull(val)) { out.runAsUserName.reset(); continue; }
+          auto& t = out.runAsUserName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "gmsaCredentialSpec") {
+          if (isNull(val)) { out.gmsaCredentialSpec.reset(); continue; }
+          auto& t = out.gmsaCredentialSpec.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 22:
+        if (key == "gmsaCredentialSpecName") {
+          if (isNull(val)) { out.gmsaCredentialSpecName.reset(); continue; }
+          auto& t = out.gmsaCredentialSpecName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const WindowsSecurityContextOptions& in) {
+  w.beginObject();
+  if (in.gmsaCredentialSpec) { w.key("gmsaCredentialSpec"); encodeValue(w, *in.gmsaCredentialSpec); }
+  if (in.gmsaCredentialSpecName) { w.key("gmsaCredentialSpecName"); encodeValue(w, *in.gmsaCredentialSpecName); }
+  if (in.hostProcess) { w.key("hostProcess"); encodeValue(w, *in.hostProcess); }
+  if (in.runAsUserName) { w.key("runAsUserName"); encodeValue(w, *in.runAsUserName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecurityContext& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 9:
+        if (key == "procMount") {
+          if (isNull(val)) { out.procMount.reset(); continue; }
+          auto& t = out.procMount.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "runAsUser") {
+          if (isNull(val)) { out.runAsUser.reset(); continue; }
+          auto& t = out.runAsUser.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "privileged") {
+          if (isNull(val)) { out.privileged.reset(); continue; }
+          auto& t = out.privileged.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "runAsGroup") {
+          if (isNull(val)) { out.runAsGroup.reset(); continue; }
+          auto& t = out.runAsGroup.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "capabilities") {
+          if (isNull(val)) { out.capabilities.reset(); continue; }
+          auto& t = out.capabilities.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "runAsNonRoot") {
+          if (isNull(val)) { out.runAsNonRoot.reset(); continue; }
+          auto& t = out.runAsNonRoot.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "seLinuxOptions") {
+          if (isNull(val)) { out.seLinuxOptions.reset(); continue; }
+          auto& t = out.seLinuxOptions.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "seccompProfile") {
+          if (isNull(val)) { out.seccompProfile.reset(); continue; }
+          auto& t = out.seccompProfile.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "windowsOptions") {
+          if (isNull(val)) { out.windowsOptions.reset(); continue; }
+          auto& t = out.windowsOptions.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "appArmorProfile") {
+          if (isNull(val)) { out.appArmorProfile.reset(); continue; }
+          auto& t = out.appArmorProfile.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 22:
+        if (key == "readOnlyRootFilesystem") {
+          if (isNull(val)) { out.readOnlyRootFilesystem.reset(); continue; }
+          auto& t = out.readOnlyRootFilesystem.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 24:
+        if (key == "allowPrivilegeEscalation") {
+          if (isNull(val)) { out.allowPrivilegeEscalation.reset(); continue; }
+          auto& t = out.allowPrivilegeEscalation.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SecurityContext& in) {
+  w.beginObject();
+  if (in.allowPrivilegeEscalation) { w.key("allowPrivilegeEscalation"); encodeValue(w, *in.allowPrivilegeEscalation); }
+  if (in.appArmorProfile) { w.key("appArmorProfile"); encodeValue(w, *in.appArmorProfile); }
+  if (in.capabilities) { w.key("capabilities"); encodeValue(w, *in.capabilities); }
+  if (in.privileged) { w.key("privileged"); encodeValue(w, *in.privileged); }
+  if (in.procMount) { w.key("procMount"); encodeValue(w, *in.procMount); }
+  if (in.readOnlyRootFilesystem) { w.key("readOnlyRootFilesystem"); encodeValue(w, *in.readOnlyRootFilesystem); }
+  if (in.runAsGroup) { w.key("runAsGroup"); encodeValue(w, *in.runAsGroup); }
+  if (in.runAsNonRoot) { w.key("runAsNonRoot"); encodeValue(w, *in.runAsNonRoot); }
+  if (in.runAsUser) { w.key("runAsUser"); encodeValue(w, *in.runAsUser); }
+  if (in.seLinuxOptions) { w.key("seLinuxOptions"); encodeValue(w, *in.seLinuxOptions); }
+  if (in.seccompProfile) { w.key("seccompProfile"); encodeValue(w, *in.seccompProfile); }
+  if (in.windowsOptions) { w.key("windowsOptions"); encodeValue(w, *in.windowsOptions); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeDevice& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "devicePath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.devicePath)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeDevice& in) {
+  w.beginObject();
+  w.key("devicePath"); encodeValue(w, in.devicePath);
+  w.key("name"); encodeValue(w, in.name);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeMount& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "subPath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.subPath)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "mountPath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.mountPath)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "subPathExpr") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.subPathExpr)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "bindMountOptions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.bindMountOptions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "mountPropagation") {
+          if (isNull(val)) { out.mountPropagation.reset(); continue; }
+          auto& t = out.mountPropagation.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "recursiveReadOnly") {
+          if (isNull(val)) { out.recursiveReadOnly.reset(); continue; }
+          auto& t = out.recursiveReadOnly.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeMount& in) {
+  w.beginObject();
+  if (!(in.bindMountOptions.empty())) { w.key("bindMountOptions"); encodeArray(w, in.bindMountOptions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("mountPath"); encodeValue(w, in.mountPath);
+  if (in.mountPropagation) { w.key("mountPropagation"); encodeValue(w, *in.mountPropagation); }
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.recursiveReadOnly) { w.key("recursiveReadOnly"); encodeValue(w, *in.recursiveReadOnly); }
+  if (!(in.subPath.empty())) { w.key("subPath"); encodeValue(w, in.subPath); }
+  if (!(in.subPathExpr.empty())) { w.key("subPathExpr"); encodeValue(w, in.subPathExpr); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Container& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "env") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.env, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::EnvVar& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "tty") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.tty)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "args") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.args, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "image") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.image)) return e;
+          continue;
+        }
+        if (key == "ports") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ContainerPort& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "stdin") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.stdin)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "command") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "envFrom") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.envFrom, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::EnvFromSource& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "lifecycle") {
+          if (isNull(val)) { out.lifecycle.reset(); continue; }
+          auto& t = out.lifecycle.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "resources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.resources)) return e;
+          continue;
+        }
+        if (key == "stdinOnce") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.stdinOnce)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "workingDir") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.workingDir)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "resizePolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resizePolicy, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ContainerResizePolicy& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "startupProbe") {
+          if (isNull(val)) { out.startupProbe.reset(); continue; }
+          auto& t = out.startupProbe.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "volumeMounts") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.volumeMounts, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeMount& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "livenessProbe") {
+          if (isNull(val)) { out.livenessProbe.reset(); continue; }
+          auto& t = out.livenessProbe.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "restartPolicy") {
+          if (isNull(val)) { out.restartPolicy.reset(); continue; }
+          auto& t = out.restartPolicy.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "volumeDevices") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.volumeDevices, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeDevice& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "readinessProbe") {
+          if (isNull(val)) { out.readinessProbe.reset(); continue; }
+          auto& t = out.readinessProbe.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "imagePullPolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.imagePullPolicy)) return e;
+          continue;
+        }
+        if (key == "securityContext") {
+          if (isNull(val)) { out.securityContext.reset(); continue; }
+          auto& t = out.securityContext.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "restartPolicyRules") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.restartPolicyRules, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ContainerRestartRule& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 22:
+        if (key == "terminationMessagePath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.terminationMessagePath)) return e;
+          continue;
+        }
+        break;
+      case 24:
+        if (key == "terminationMessagePolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.terminationMessagePolicy)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Container& in) {
+  w.beginObject();
+  if (!(in.args.empty())) { w.key("args"); encodeArray(w, in.args, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.env.empty())) { w.key("env"); encodeArray(w, in.env, [](JsonWriter& w, const ::kcm::api::core::v1::EnvVar& x) { encodeValue(w, x); }); }
+  if (!(in.envFrom.empty())) { w.key("envFrom"); encodeArray(w, in.envFrom, [](JsonWriter& w, const ::kcm::api::core::v1::EnvFromSource& x) { encodeValue(w, x); }); }
+  if (!(in.image.empty())) { w.key("image"); encodeValue(w, in.image); }
+  if (!(in.imagePullPolicy.empty())) { w.key("imagePullPolicy"); encodeValue(w, in.imagePullPolicy); }
+  if (in.lifecycle) { w.key("lifecycle"); encodeValue(w, *in.lifecycle); }
+  if (in.livenessProbe) { w.key("livenessProbe"); encodeValue(w, *in.livenessProbe); }
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerPort& x) { encodeValue(w, x); }); }
+  if (in.readinessProbe) { w.key("readinessProbe"); encodeValue(w, *in.readinessProbe); }
+  if (!(in.resizePolicy.empty())) { w.key("resizePolicy"); encodeArray(w, in.resizePolicy, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerResizePolicy& x) { encodeValue(w, x); }); }
+  w.key("resources"); encodeValue(w, in.resources);
+  if (in.restartPolicy) { w.key("restartPolicy"); encodeValue(w, *in.restartPolicy); }
+  if (!(in.restartPolicyRules.empty())) { w.key("restartPolicyRules"); encodeArray(w, in.restartPolicyRules, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerRestartRule& x) { encodeValue(w, x); }); }
+  if (in.securityContext) { w.key("securityContext"); encodeValue(w, *in.securityContext); }
+  if (in.startupProbe) { w.key("startupProbe"); encodeValue(w, *in.startupProbe); }
+  if (!(in.stdin == bool{})) { w.key("stdin"); encodeValue(w, in.stdin); }
+  if (!(in.stdinOnce == bool{})) { w.key("stdinOnce"); encodeValue(w, in.stdinOnce); }
+  if (!(in.terminationMessagePath.empty())) { w.key("terminationMessagePath"); encodeValue(w, in.terminationMessagePath); }
+  if (!(in.terminationMessagePolicy.empty())) { w.key("terminationMessagePolicy"); encodeValue(w, in.terminationMessagePolicy); }
+  if (!(in.tty == bool{})) { w.key("tty"); encodeValue(w, in.tty); }
+  if (!(in.volumeDevices.empty())) { w.key("volumeDevices"); encodeArray(w, in.volumeDevices, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeDevice& x) { encodeValue(w, x); }); }
+  if (!(in.volumeMounts.empty())) { w.key("volumeMounts"); encodeArray(w, in.volumeMounts, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeMount& x) { encodeValue(w, x); }); }
+  if (!(in.workingDir.empty())) { w.key("workingDir"); encodeValue(w, in.workingDir); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerExtendedResourceRequest& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 11:
+        if (key == "requestName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.requestName)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "resourceName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.resourceName)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "containerName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.containerName)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ContainerExtendedResourceRequest& in) {
+  w.beginObject();
+  w.key("containerName"); encodeValue(w, in.containerName);
+  w.key("requestName"); encodeValue(w, in.requestName);
+  w.key("resourceName"); encodeValue(w, in.resourceName);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerImage& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "names") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.names, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "sizeBytes") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.sizeBytes)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ContainerImage& in) {
+  w.beginObject();
+  w.key("names"); encodeArray(w, in.names, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  if (!(in.sizeBytes == int64_t{})) { w.key("sizeBytes"); encodeValue(w, in.sizeBytes); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerStateRunning& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -281,6 +1157,221 @@ void encodeValue(JsonWriter& w, const ContainerUser& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceHealth& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "health") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.health)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) { out.message.reset(); continue; }
+          auto& t = out.message.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "resourceID") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.resourceID)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceHealth& in) {
+  w.beginObject();
+  if (!(in.health.empty())) { w.key("health"); encodeValue(w, in.health); }
+  if (in.message) { w.key("message"); encodeValue(w, *in.message); }
+  w.key("resourceID"); encodeValue(w, in.resourceID);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "resources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ResourceHealth& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceStatus& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const ::kcm::api::core::v1::ResourceHealth& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ImageVolumeStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "imageRef") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.imageRef)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ImageVolumeStatus& in) {
+  w.beginObject();
+  w.key("imageRef"); encodeValue(w, in.imageRef);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "image") {
+          if (isNull(val)) { out.image.reset(); continue; }
+          auto& t = out.image.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeStatus& in) {
+  w.beginObject();
+  if (in.image) { w.key("image"); encodeValue(w, *in.image); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeMountStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "mountPath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.mountPath)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "volumeStatus") {
+          if (isNull(val)) { out.volumeStatus.reset(); continue; }
+          auto& t = out.volumeStatus.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "recursiveReadOnly") {
+          if (isNull(val)) { out.recursiveReadOnly.reset(); continue; }
+          auto& t = out.recursiveReadOnly.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeMountStatus& in) {
+  w.beginObject();
+  w.key("mountPath"); encodeValue(w, in.mountPath);
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.recursiveReadOnly) { w.key("recursiveReadOnly"); encodeValue(w, *in.recursiveReadOnly); }
+  if (in.volumeStatus) { w.key("volumeStatus"); encodeValue(w, *in.volumeStatus); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ContainerStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -447,123 +1538,6 @@ void encodeValue(JsonWriter& w, const DaemonEndpoint& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DownwardAPIProjection& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::DownwardAPIVolumeFile& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DownwardAPIProjection& in) {
-  w.beginObject();
-  if (!(in.items.empty())) { w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::DownwardAPIVolumeFile& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ObjectFieldSelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 9:
-        if (key == "fieldPath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fieldPath)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ObjectFieldSelector& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("fieldPath"); encodeValue(w, in.fieldPath);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceFieldSelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 7:
-        if (key == "divisor") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.divisor)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "resource") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.resource)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "containerName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.containerName)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceFieldSelector& in) {
-  w.beginObject();
-  if (!(in.containerName.empty())) { w.key("containerName"); encodeValue(w, in.containerName); }
-  if (!(isZero(in.divisor))) { w.key("divisor"); encodeValue(w, in.divisor); }
-  w.key("resource"); encodeValue(w, in.resource);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DownwardAPIVolumeFile& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -623,6 +1597,37 @@ void encodeValue(JsonWriter& w, const DownwardAPIVolumeFile& in) {
   w.key("path"); encodeValue(w, in.path);
   if (in.resourceFieldRef) { w.key("resourceFieldRef"); encodeValue(w, *in.resourceFieldRef); }
   if (in.user) { w.key("user"); encodeValue(w, *in.user); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DownwardAPIProjection& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::DownwardAPIVolumeFile& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DownwardAPIProjection& in) {
+  w.beginObject();
+  if (!(in.items.empty())) { w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::DownwardAPIVolumeFile& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -985,315 +1990,6 @@ void encodeValue(JsonWriter& w, const EndpointsList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::Endpoints& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretEnvSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "optional") {
-          if (isNull(val)) { out.optional.reset(); continue; }
-          auto& t = out.optional.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SecretEnvSource& in) {
-  w.beginObject();
-  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
-  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EnvFromSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "prefix") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.prefix)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "configMapRef") {
-          if (isNull(val)) { out.configMapRef.reset(); continue; }
-          auto& t = out.configMapRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const EnvFromSource& in) {
-  w.beginObject();
-  if (in.configMapRef) { w.key("configMapRef"); encodeValue(w, *in.configMapRef); }
-  if (!(in.prefix.empty())) { w.key("prefix"); encodeValue(w, in.prefix); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FileKeySelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "path") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.path)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "optional") {
-          if (isNull(val)) { out.optional.reset(); continue; }
-          auto& t = out.optional.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "volumeName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.volumeName)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const FileKeySelector& in) {
-  w.beginObject();
-  w.key("key"); encodeValue(w, in.key);
-  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
-  w.key("path"); encodeValue(w, in.path);
-  w.key("volumeName"); encodeValue(w, in.volumeName);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretKeySelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "optional") {
-          if (isNull(val)) { out.optional.reset(); continue; }
-          auto& t = out.optional.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SecretKeySelector& in) {
-  w.beginObject();
-  w.key("key"); encodeValue(w, in.key);
-  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
-  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EnvVarSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "fieldRef") {
-          if (isNull(val)) { out.fieldRef.reset(); continue; }
-          auto& t = out.fieldRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "fileKeyRef") {
-          if (isNull(val)) { out.fileKeyRef.reset(); continue; }
-          auto& t = out.fileKeyRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "secretKeyRef") {
-          if (isNull(val)) { out.secretKeyRef.reset(); continue; }
-          auto& t = out.secretKeyRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "configMapKeyRef") {
-          if (isNull(val)) { out.configMapKeyRef.reset(); continue; }
-          auto& t = out.configMapKeyRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "resourceFieldRef") {
-          if (isNull(val)) { out.resourceFieldRef.reset(); continue; }
-          auto& t = out.resourceFieldRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const EnvVarSource& in) {
-  w.beginObject();
-  if (in.configMapKeyRef) { w.key("configMapKeyRef"); encodeValue(w, *in.configMapKeyRef); }
-  if (in.fieldRef) { w.key("fieldRef"); encodeValue(w, *in.fieldRef); }
-  if (in.fileKeyRef) { w.key("fileKeyRef"); encodeValue(w, *in.fileKeyRef); }
-  if (in.resourceFieldRef) { w.key("resourceFieldRef"); encodeValue(w, *in.resourceFieldRef); }
-  if (in.secretKeyRef) { w.key("secretKeyRef"); encodeValue(w, *in.secretKeyRef); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EnvVar& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "valueFrom") {
-          if (isNull(val)) { out.valueFrom.reset(); continue; }
-          auto& t = out.valueFrom.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const EnvVar& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
-  if (in.valueFrom) { w.key("valueFrom"); encodeValue(w, *in.valueFrom); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2325,685 +3021,6 @@ void encodeValue(JsonWriter& w, const FlexVolumeSource& in) {
   if (!(in.options.empty())) { w.key("options"); encodeMap(w, in.options, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FlockerVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 11:
-        if (key == "datasetName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.datasetName)) return e;
-          continue;
-        }
-        if (key == "datasetUUID") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.datasetUUID)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const FlockerVolumeSource& in) {
-  w.beginObject();
-  if (!(in.datasetName.empty())) { w.key("datasetName"); encodeValue(w, in.datasetName); }
-  if (!(in.datasetUUID.empty())) { w.key("datasetUUID"); encodeValue(w, in.datasetUUID); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GCEPersistentDiskVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        if (key == "pdName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.pdName)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "partition") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.partition)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const GCEPersistentDiskVolumeSource& in) {
-  w.beginObject();
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  if (!(in.partition == int32_t{})) { w.key("partition"); encodeValue(w, in.partition); }
-  w.key("pdName"); encodeValue(w, in.pdName);
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GitRepoVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "revision") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.revision)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "directory") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.directory)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "repository") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.repository)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const GitRepoVolumeSource& in) {
-  w.beginObject();
-  if (!(in.directory.empty())) { w.key("directory"); encodeValue(w, in.directory); }
-  w.key("repository"); encodeValue(w, in.repository);
-  if (!(in.revision.empty())) { w.key("revision"); encodeValue(w, in.revision); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GlusterfsPersistentVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "path") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.path)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "endpoints") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.endpoints)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "endpointsNamespace") {
-          if (isNull(val)) { out.endpointsNamespace.reset(); continue; }
-          auto& t = out.endpointsNamespace.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const GlusterfsPersistentVolumeSource& in) {
-  w.beginObject();
-  w.key("endpoints"); encodeValue(w, in.endpoints);
-  if (in.endpointsNamespace) { w.key("endpointsNamespace"); encodeValue(w, *in.endpointsNamespace); }
-  w.key("path"); encodeValue(w, in.path);
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GlusterfsVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "path") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.path)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "endpoints") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.endpoints)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const GlusterfsVolumeSource& in) {
-  w.beginObject();
-  w.key("endpoints"); encodeValue(w, in.endpoints);
-  w.key("path"); encodeValue(w, in.path);
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HTTPHeader& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HTTPHeader& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  w.key("value"); encodeValue(w, in.value);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HostAlias& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 2:
-        if (key == "ip") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.ip)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "hostnames") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.hostnames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HostAlias& in) {
-  w.beginObject();
-  if (!(in.hostnames.empty())) { w.key("hostnames"); encodeArray(w, in.hostnames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("ip"); encodeValue(w, in.ip);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HostIP& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 2:
-        if (key == "ip") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.ip)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HostIP& in) {
-  w.beginObject();
-  w.key("ip"); encodeValue(w, in.ip);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HostPathVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "path") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.path)) return e;
-          continue;
-        }
-        if (key == "type") {
-          if (isNull(val)) { out.type.reset(); continue; }
-          auto& t = out.type.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const HostPathVolumeSource& in) {
-  w.beginObject();
-  w.key("path"); encodeValue(w, in.path);
-  if (in.type) { w.key("type"); encodeValue(w, *in.type); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ISCSIPersistentVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "iqn") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.iqn)) return e;
-          continue;
-        }
-        if (key == "lun") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lun)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "portals") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "targetPortal") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.targetPortal)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "initiatorName") {
-          if (isNull(val)) { out.initiatorName.reset(); continue; }
-          auto& t = out.initiatorName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "iscsiInterface") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.iscsiInterface)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "chapAuthSession") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.chapAuthSession)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "chapAuthDiscovery") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.chapAuthDiscovery)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ISCSIPersistentVolumeSource& in) {
-  w.beginObject();
-  if (!(in.chapAuthDiscovery == bool{})) { w.key("chapAuthDiscovery"); encodeValue(w, in.chapAuthDiscovery); }
-  if (!(in.chapAuthSession == bool{})) { w.key("chapAuthSession"); encodeValue(w, in.chapAuthSession); }
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  if (in.initiatorName) { w.key("initiatorName"); encodeValue(w, *in.initiatorName); }
-  w.key("iqn"); encodeValue(w, in.iqn);
-  if (!(in.iscsiInterface.empty())) { w.key("iscsiInterface"); encodeValue(w, in.iscsiInterface); }
-  w.key("lun"); encodeValue(w, in.lun);
-  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  w.key("targetPortal"); encodeValue(w, in.targetPortal);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ISCSIVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "iqn") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.iqn)) return e;
-          continue;
-        }
-        if (key == "lun") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lun)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "portals") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "targetPortal") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.targetPortal)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "initiatorName") {
-          if (isNull(val)) { out.initiatorName.reset(); continue; }
-          auto& t = out.initiatorName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "iscsiInterface") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.iscsiInterface)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "chapAuthSession") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.chapAuthSession)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "chapAuthDiscovery") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.chapAuthDiscovery)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ISCSIVolumeSource& in) {
-  w.beginObject();
-  if (!(in.chapAuthDiscovery == bool{})) { w.key("chapAuthDiscovery"); encodeValue(w, in.chapAuthDiscovery); }
-  if (!(in.chapAuthSession == bool{})) { w.key("chapAuthSession"); encodeValue(w, in.chapAuthSession); }
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  if (in.initiatorName) { w.key("initiatorName"); encodeValue(w, *in.initiatorName); }
-  w.key("iqn"); encodeValue(w, in.iqn);
-  if (!(in.iscsiInterface.empty())) { w.key("iscsiInterface"); encodeValue(w, in.iscsiInterface); }
-  w.key("lun"); encodeValue(w, in.lun);
-  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  w.key("targetPortal"); encodeValue(w, in.targetPortal);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ImageVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 9:
-        if (key == "reference") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reference)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "pullPolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.pullPolicy)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ImageVolumeSource& in) {
-  w.beginObject();
-  if (!(in.pullPolicy.empty())) { w.key("pullPolicy"); encodeValue(w, in.pullPolicy); }
-  if (!(in.reference.empty())) { w.key("reference"); encodeValue(w, in.reference); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ImageVolumeStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "imageRef") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.imageRef)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ImageVolumeStatus& in) {
-  w.beginObject();
-  w.key("imageRef"); encodeValue(w, in.imageRef);
   in.unknownFields.emit(w);
   w.endObject();
 }

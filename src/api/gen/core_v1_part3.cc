@@ -9,7 +9,7 @@ using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
 using ::kcm::api::codec::encodeValue;
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, KeyToPath& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FlockerVolumeSource& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -18,28 +18,168 @@ using ::kcm::api::codec::encodeValue;
     ::simdjson::ondemand::value val;
     if (auto e = field.value().get(val)) return e;
     switch (key.size()) {
-      case 3:
-        if (key == "key") {
+      case 11:
+        if (key == "datasetName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeValue(val, out.datasetName)) return e;
+          continue;
+        }
+        if (key == "datasetUUID") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.datasetUUID)) return e;
           continue;
         }
         break;
-      case 4:
-        if (key == "mode") {
-          if (isNull(val)) { out.mode.reset(); continue; }
-          auto& t = out.mode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const FlockerVolumeSource& in) {
+  w.beginObject();
+  if (!(in.datasetName.empty())) { w.key("datasetName"); encodeValue(w, in.datasetName); }
+  if (!(in.datasetUUID.empty())) { w.key("datasetUUID"); encodeValue(w, in.datasetUUID); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GCEPersistentDiskVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
           continue;
         }
+        if (key == "pdName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.pdName)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "partition") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.partition)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const GCEPersistentDiskVolumeSource& in) {
+  w.beginObject();
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  if (!(in.partition == int32_t{})) { w.key("partition"); encodeValue(w, in.partition); }
+  w.key("pdName"); encodeValue(w, in.pdName);
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GitRepoVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "revision") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.revision)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "directory") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.directory)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "repository") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.repository)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const GitRepoVolumeSource& in) {
+  w.beginObject();
+  if (!(in.directory.empty())) { w.key("directory"); encodeValue(w, in.directory); }
+  w.key("repository"); encodeValue(w, in.repository);
+  if (!(in.revision.empty())) { w.key("revision"); encodeValue(w, in.revision); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GlusterfsPersistentVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
         if (key == "path") {
           if (isNull(val)) continue;
           if (auto e = decodeValue(val, out.path)) return e;
           continue;
         }
-        if (key == "user") {
-          if (isNull(val)) { out.user.reset(); continue; }
-          auto& t = out.user.emplace();
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "endpoints") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.endpoints)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "endpointsNamespace") {
+          if (isNull(val)) { out.endpointsNamespace.reset(); continue; }
+          auto& t = out.endpointsNamespace.emplace();
           if (auto e = decodeValue(val, t)) return e;
           continue;
         }
@@ -52,12 +192,497 @@ using ::kcm::api::codec::encodeValue;
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const KeyToPath& in) {
+void encodeValue(JsonWriter& w, const GlusterfsPersistentVolumeSource& in) {
   w.beginObject();
-  w.key("key"); encodeValue(w, in.key);
-  if (in.mode) { w.key("mode"); encodeValue(w, *in.mode); }
+  w.key("endpoints"); encodeValue(w, in.endpoints);
+  if (in.endpointsNamespace) { w.key("endpointsNamespace"); encodeValue(w, *in.endpointsNamespace); }
   w.key("path"); encodeValue(w, in.path);
-  if (in.user) { w.key("user"); encodeValue(w, *in.user); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GlusterfsVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "path") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.path)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "endpoints") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.endpoints)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const GlusterfsVolumeSource& in) {
+  w.beginObject();
+  w.key("endpoints"); encodeValue(w, in.endpoints);
+  w.key("path"); encodeValue(w, in.path);
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HostAlias& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 2:
+        if (key == "ip") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.ip)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "hostnames") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.hostnames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HostAlias& in) {
+  w.beginObject();
+  if (!(in.hostnames.empty())) { w.key("hostnames"); encodeArray(w, in.hostnames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("ip"); encodeValue(w, in.ip);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HostIP& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 2:
+        if (key == "ip") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.ip)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HostIP& in) {
+  w.beginObject();
+  w.key("ip"); encodeValue(w, in.ip);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, HostPathVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "path") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.path)) return e;
+          continue;
+        }
+        if (key == "type") {
+          if (isNull(val)) { out.type.reset(); continue; }
+          auto& t = out.type.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const HostPathVolumeSource& in) {
+  w.beginObject();
+  w.key("path"); encodeValue(w, in.path);
+  if (in.type) { w.key("type"); encodeValue(w, *in.type); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ISCSIPersistentVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "iqn") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.iqn)) return e;
+          continue;
+        }
+        if (key == "lun") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lun)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "portals") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "targetPortal") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.targetPortal)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "initiatorName") {
+          if (isNull(val)) { out.initiatorName.reset(); continue; }
+          auto& t = out.initiatorName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "iscsiInterface") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.iscsiInterface)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "chapAuthSession") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.chapAuthSession)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "chapAuthDiscovery") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.chapAuthDiscovery)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ISCSIPersistentVolumeSource& in) {
+  w.beginObject();
+  if (!(in.chapAuthDiscovery == bool{})) { w.key("chapAuthDiscovery"); encodeValue(w, in.chapAuthDiscovery); }
+  if (!(in.chapAuthSession == bool{})) { w.key("chapAuthSession"); encodeValue(w, in.chapAuthSession); }
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  if (in.initiatorName) { w.key("initiatorName"); encodeValue(w, *in.initiatorName); }
+  w.key("iqn"); encodeValue(w, in.iqn);
+  if (!(in.iscsiInterface.empty())) { w.key("iscsiInterface"); encodeValue(w, in.iscsiInterface); }
+  w.key("lun"); encodeValue(w, in.lun);
+  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  w.key("targetPortal"); encodeValue(w, in.targetPortal);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ISCSIVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "iqn") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.iqn)) return e;
+          continue;
+        }
+        if (key == "lun") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lun)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "portals") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "targetPortal") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.targetPortal)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "initiatorName") {
+          if (isNull(val)) { out.initiatorName.reset(); continue; }
+          auto& t = out.initiatorName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "iscsiInterface") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.iscsiInterface)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "chapAuthSession") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.chapAuthSession)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "chapAuthDiscovery") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.chapAuthDiscovery)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ISCSIVolumeSource& in) {
+  w.beginObject();
+  if (!(in.chapAuthDiscovery == bool{})) { w.key("chapAuthDiscovery"); encodeValue(w, in.chapAuthDiscovery); }
+  if (!(in.chapAuthSession == bool{})) { w.key("chapAuthSession"); encodeValue(w, in.chapAuthSession); }
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  if (in.initiatorName) { w.key("initiatorName"); encodeValue(w, *in.initiatorName); }
+  w.key("iqn"); encodeValue(w, in.iqn);
+  if (!(in.iscsiInterface.empty())) { w.key("iscsiInterface"); encodeValue(w, in.iscsiInterface); }
+  w.key("lun"); encodeValue(w, in.lun);
+  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  w.key("targetPortal"); encodeValue(w, in.targetPortal);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ImageVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 9:
+        if (key == "reference") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reference)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "pullPolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.pullPolicy)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ImageVolumeSource& in) {
+  w.beginObject();
+  if (!(in.pullPolicy.empty())) { w.key("pullPolicy"); encodeValue(w, in.pullPolicy); }
+  if (!(in.reference.empty())) { w.key("reference"); encodeValue(w, in.reference); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LimitRangeItem& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "max") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.max, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "min") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.min, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "default") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.default_, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "defaultRequest") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.defaultRequest, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 20:
+        if (key == "maxLimitRequestRatio") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.maxLimitRequestRatio, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const LimitRangeItem& in) {
+  w.beginObject();
+  if (!(in.default_.empty())) { w.key("default"); encodeMap(w, in.default_, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.defaultRequest.empty())) { w.key("defaultRequest"); encodeMap(w, in.defaultRequest, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.max.empty())) { w.key("max"); encodeMap(w, in.max, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.maxLimitRequestRatio.empty())) { w.key("maxLimitRequestRatio"); encodeMap(w, in.maxLimitRequestRatio, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.min.empty())) { w.key("min"); encodeMap(w, in.min, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -146,75 +771,6 @@ void encodeValue(JsonWriter& w, const LimitRange& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LimitRangeItem& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "max") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.max, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "min") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.min, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "default") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.default_, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "defaultRequest") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.defaultRequest, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 20:
-        if (key == "maxLimitRequestRatio") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.maxLimitRequestRatio, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const LimitRangeItem& in) {
-  w.beginObject();
-  if (!(in.default_.empty())) { w.key("default"); encodeMap(w, in.default_, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.defaultRequest.empty())) { w.key("defaultRequest"); encodeMap(w, in.defaultRequest, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.max.empty())) { w.key("max"); encodeMap(w, in.max, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.maxLimitRequestRatio.empty())) { w.key("maxLimitRequestRatio"); encodeMap(w, in.maxLimitRequestRatio, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.min.empty())) { w.key("min"); encodeMap(w, in.min, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LimitRangeList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -266,6 +822,54 @@ void encodeValue(JsonWriter& w, const LimitRangeList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::LimitRange& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PortStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "port") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.port)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "error") {
+          if (isNull(val)) { out.error.reset(); continue; }
+          auto& t = out.error.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "protocol") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.protocol)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PortStatus& in) {
+  w.beginObject();
+  if (in.error) { w.key("error"); encodeValue(w, *in.error); }
+  w.key("port"); encodeValue(w, in.port);
+  w.key("protocol"); encodeValue(w, in.protocol);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -514,6 +1118,67 @@ void encodeValue(JsonWriter& w, const NamespaceSpec& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NamespaceCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NamespaceCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NamespaceStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -610,67 +1275,6 @@ void encodeValue(JsonWriter& w, const Namespace& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("spec"); encodeValue(w, in.spec);
   w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NamespaceCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NamespaceCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -793,6 +1397,62 @@ void encodeValue(JsonWriter& w, const NodePodPreemptionPolicy& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Taint& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "effect") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.effect)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "timeAdded") {
+          if (isNull(val)) { out.timeAdded.reset(); continue; }
+          auto& t = out.timeAdded.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Taint& in) {
+  w.beginObject();
+  w.key("effect"); encodeValue(w, in.effect);
+  w.key("key"); encodeValue(w, in.key);
+  if (in.timeAdded) { w.key("timeAdded"); encodeValue(w, *in.timeAdded); }
+  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeSpec& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -876,6 +1536,114 @@ void encodeValue(JsonWriter& w, const NodeSpec& in) {
   if (!(in.providerID.empty())) { w.key("providerID"); encodeValue(w, in.providerID); }
   if (!(in.taints.empty())) { w.key("taints"); encodeArray(w, in.taints, [](JsonWriter& w, const ::kcm::api::core::v1::Taint& x) { encodeValue(w, x); }); }
   if (!(in.unschedulable == bool{})) { w.key("unschedulable"); encodeValue(w, in.unschedulable); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAddress& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "address") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.address)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeAddress& in) {
+  w.beginObject();
+  w.key("address"); encodeValue(w, in.address);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "lastHeartbeatTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastHeartbeatTime)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeCondition& in) {
+  w.beginObject();
+  w.key("lastHeartbeatTime"); encodeValue(w, in.lastHeartbeatTime);
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -997,6 +1765,87 @@ void encodeValue(JsonWriter& w, const NodeDaemonEndpoints& in) {
 void encodeValue(JsonWriter& w, const NodeFeatures& in) {
   w.beginObject();
   if (in.supplementalGroupsPolicy) { w.key("supplementalGroupsPolicy"); encodeValue(w, *in.supplementalGroupsPolicy); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeRuntimeHandlerFeatures& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 14:
+        if (key == "userNamespaces") {
+          if (isNull(val)) { out.userNamespaces.reset(); continue; }
+          auto& t = out.userNamespaces.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 23:
+        if (key == "recursiveReadOnlyMounts") {
+          if (isNull(val)) { out.recursiveReadOnlyMounts.reset(); continue; }
+          auto& t = out.recursiveReadOnlyMounts.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeRuntimeHandlerFeatures& in) {
+  w.beginObject();
+  if (in.recursiveReadOnlyMounts) { w.key("recursiveReadOnlyMounts"); encodeValue(w, *in.recursiveReadOnlyMounts); }
+  if (in.userNamespaces) { w.key("userNamespaces"); encodeValue(w, *in.userNamespaces); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeRuntimeHandler& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "features") {
+          if (isNull(val)) { out.features.reset(); continue; }
+          auto& t = out.features.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeRuntimeHandler& in) {
+  w.beginObject();
+  if (in.features) { w.key("features"); encodeValue(w, *in.features); }
+  w.key("name"); encodeValue(w, in.name);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1342,45 +2191,6 @@ void encodeValue(JsonWriter& w, const Node& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAddress& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "address") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.address)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeAddress& in) {
-  w.beginObject();
-  w.key("address"); encodeValue(w, in.address);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableMappedResources& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1525,75 +2335,6 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResourceClaimStatus& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "lastHeartbeatTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastHeartbeatTime)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeCondition& in) {
-  w.beginObject();
-  w.key("lastHeartbeatTime"); encodeValue(w, in.lastHeartbeatTime);
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1645,173 +2386,6 @@ void encodeValue(JsonWriter& w, const NodeList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::Node& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeRuntimeHandlerFeatures& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 14:
-        if (key == "userNamespaces") {
-          if (isNull(val)) { out.userNamespaces.reset(); continue; }
-          auto& t = out.userNamespaces.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 23:
-        if (key == "recursiveReadOnlyMounts") {
-          if (isNull(val)) { out.recursiveReadOnlyMounts.reset(); continue; }
-          auto& t = out.recursiveReadOnlyMounts.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeRuntimeHandlerFeatures& in) {
-  w.beginObject();
-  if (in.recursiveReadOnlyMounts) { w.key("recursiveReadOnlyMounts"); encodeValue(w, *in.recursiveReadOnlyMounts); }
-  if (in.userNamespaces) { w.key("userNamespaces"); encodeValue(w, *in.userNamespaces); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeRuntimeHandler& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "features") {
-          if (isNull(val)) { out.features.reset(); continue; }
-          auto& t = out.features.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeRuntimeHandler& in) {
-  w.beginObject();
-  if (in.features) { w.key("features"); encodeValue(w, *in.features); }
-  w.key("name"); encodeValue(w, in.name);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeSelectorRequirement& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "values") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "operator") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeSelectorRequirement& in) {
-  w.beginObject();
-  w.key("key"); encodeValue(w, in.key);
-  w.key("operator"); encodeValue(w, in.operator_);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeSelectorTerm& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 11:
-        if (key == "matchFields") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchFields, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::NodeSelectorRequirement& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "matchExpressions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchExpressions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::NodeSelectorRequirement& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeSelectorTerm& in) {
-  w.beginObject();
-  if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::core::v1::NodeSelectorRequirement& x) { encodeValue(w, x); }); }
-  if (!(in.matchFields.empty())) { w.key("matchFields"); encodeArray(w, in.matchFields, [](JsonWriter& w, const ::kcm::api::core::v1::NodeSelectorRequirement& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2565,443 +3139,6 @@ void encodeValue(JsonWriter& w, const PersistentVolumeSpec& in) {
   if (in.volumeAttributesClassName) { w.key("volumeAttributesClassName"); encodeValue(w, *in.volumeAttributesClassName); }
   if (in.volumeMode) { w.key("volumeMode"); encodeValue(w, *in.volumeMode); }
   if (in.vsphereVolume) { w.key("vsphereVolume"); encodeValue(w, *in.vsphereVolume); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "phase") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.phase)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 23:
-        if (key == "lastPhaseTransitionTime") {
-          if (isNull(val)) { out.lastPhaseTransitionTime.reset(); continue; }
-          auto& t = out.lastPhaseTransitionTime.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PersistentVolumeStatus& in) {
-  w.beginObject();
-  if (in.lastPhaseTransitionTime) { w.key("lastPhaseTransitionTime"); encodeValue(w, *in.lastPhaseTransitionTime); }
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.phase.empty())) { w.key("phase"); encodeValue(w, in.phase); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolume& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "spec") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.spec)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PersistentVolume& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  w.key("spec"); encodeValue(w, in.spec);
-  w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeHealthStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 16:
-        if (key == "healthConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.healthConditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeHealthCondition& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeHealthStatus& in) {
-  w.beginObject();
-  if (!(in.healthConditions.empty())) { w.key("healthConditions"); encodeArray(w, in.healthConditions, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeHealthCondition& x) { encodeValue(w, x); }); }
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "phase") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.phase)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "capacity") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.capacity, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "conditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.conditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::PersistentVolumeClaimCondition& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "accessModes") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "healthStatus") {
-          if (isNull(val)) { out.healthStatus.reset(); continue; }
-          auto& t = out.healthStatus.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "allocatedResources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.allocatedResources, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "modifyVolumeStatus") {
-          if (isNull(val)) { out.modifyVolumeStatus.reset(); continue; }
-          auto& t = out.modifyVolumeStatus.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 25:
-        if (key == "allocatedResourceStatuses") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.allocatedResourceStatuses, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 32:
-        if (key == "currentVolumeAttributesClassName") {
-          if (isNull(val)) { out.currentVolumeAttributesClassName.reset(); continue; }
-          auto& t = out.currentVolumeAttributesClassName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PersistentVolumeClaimStatus& in) {
-  w.beginObject();
-  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.allocatedResourceStatuses.empty())) { w.key("allocatedResourceStatuses"); encodeMap(w, in.allocatedResourceStatuses, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.allocatedResources.empty())) { w.key("allocatedResources"); encodeMap(w, in.allocatedResources, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.capacity.empty())) { w.key("capacity"); encodeMap(w, in.capacity, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::core::v1::PersistentVolumeClaimCondition& x) { encodeValue(w, x); }); }
-  if (in.currentVolumeAttributesClassName) { w.key("currentVolumeAttributesClassName"); encodeValue(w, *in.currentVolumeAttributesClassName); }
-  if (in.healthStatus) { w.key("healthStatus"); encodeValue(w, *in.healthStatus); }
-  if (in.modifyVolumeStatus) { w.key("modifyVolumeStatus"); encodeValue(w, *in.modifyVolumeStatus); }
-  if (!(in.phase.empty())) { w.key("phase"); encodeValue(w, in.phase); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaim& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "spec") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.spec)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PersistentVolumeClaim& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  w.key("spec"); encodeValue(w, in.spec);
-  w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "lastProbeTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastProbeTime)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PersistentVolumeClaimCondition& in) {
-  w.beginObject();
-  w.key("lastProbeTime"); encodeValue(w, in.lastProbeTime);
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::PersistentVolumeClaim& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PersistentVolumeClaimList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::PersistentVolumeClaim& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
   in.unknownFields.emit(w);
   w.endObject();
 }

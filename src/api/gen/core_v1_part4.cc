@@ -9,6 +9,488 @@ using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
 using ::kcm::api::codec::encodeValue;
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "phase") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.phase)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 23:
+        if (key == "lastPhaseTransitionTime") {
+          if (isNull(val)) { out.lastPhaseTransitionTime.reset(); continue; }
+          auto& t = out.lastPhaseTransitionTime.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PersistentVolumeStatus& in) {
+  w.beginObject();
+  if (in.lastPhaseTransitionTime) { w.key("lastPhaseTransitionTime"); encodeValue(w, *in.lastPhaseTransitionTime); }
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.phase.empty())) { w.key("phase"); encodeValue(w, in.phase); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolume& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "spec") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.spec)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PersistentVolume& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  w.key("spec"); encodeValue(w, in.spec);
+  w.key("status"); encodeValue(w, in.status);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "lastProbeTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastProbeTime)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PersistentVolumeClaimCondition& in) {
+  w.beginObject();
+  w.key("lastProbeTime"); encodeValue(w, in.lastProbeTime);
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeHealthCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeHealthCondition& in) {
+  w.beginObject();
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  w.key("reason"); encodeValue(w, in.reason);
+  w.key("status"); encodeValue(w, in.status);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeHealthStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 16:
+        if (key == "healthConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.healthConditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeHealthCondition& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeHealthStatus& in) {
+  w.beginObject();
+  if (!(in.healthConditions.empty())) { w.key("healthConditions"); encodeArray(w, in.healthConditions, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeHealthCondition& x) { encodeValue(w, x); }); }
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "phase") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.phase)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "capacity") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.capacity, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "conditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.conditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::PersistentVolumeClaimCondition& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "accessModes") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "healthStatus") {
+          if (isNull(val)) { out.healthStatus.reset(); continue; }
+          auto& t = out.healthStatus.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "allocatedResources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.allocatedResources, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "modifyVolumeStatus") {
+          if (isNull(val)) { out.modifyVolumeStatus.reset(); continue; }
+          auto& t = out.modifyVolumeStatus.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 25:
+        if (key == "allocatedResourceStatuses") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.allocatedResourceStatuses, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 32:
+        if (key == "currentVolumeAttributesClassName") {
+          if (isNull(val)) { out.currentVolumeAttributesClassName.reset(); continue; }
+          auto& t = out.currentVolumeAttributesClassName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PersistentVolumeClaimStatus& in) {
+  w.beginObject();
+  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.allocatedResourceStatuses.empty())) { w.key("allocatedResourceStatuses"); encodeMap(w, in.allocatedResourceStatuses, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.allocatedResources.empty())) { w.key("allocatedResources"); encodeMap(w, in.allocatedResources, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.capacity.empty())) { w.key("capacity"); encodeMap(w, in.capacity, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::core::v1::PersistentVolumeClaimCondition& x) { encodeValue(w, x); }); }
+  if (in.currentVolumeAttributesClassName) { w.key("currentVolumeAttributesClassName"); encodeValue(w, *in.currentVolumeAttributesClassName); }
+  if (in.healthStatus) { w.key("healthStatus"); encodeValue(w, *in.healthStatus); }
+  if (in.modifyVolumeStatus) { w.key("modifyVolumeStatus"); encodeValue(w, *in.modifyVolumeStatus); }
+  if (!(in.phase.empty())) { w.key("phase"); encodeValue(w, in.phase); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaim& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "spec") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.spec)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PersistentVolumeClaim& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  w.key("spec"); encodeValue(w, in.spec);
+  w.key("status"); encodeValue(w, in.status);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::PersistentVolumeClaim& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PersistentVolumeClaimList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::PersistentVolumeClaim& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeClaimVolumeSource& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -103,6 +585,46 @@ void encodeValue(JsonWriter& w, const PersistentVolumeList& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodDNSConfigOption& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) { out.value.reset(); continue; }
+          auto& t = out.value.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodDNSConfigOption& in) {
+  w.beginObject();
+  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
+  if (in.value) { w.key("value"); encodeValue(w, *in.value); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodDNSConfig& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -181,6 +703,117 @@ void encodeValue(JsonWriter& w, const PodOS& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodReadinessGate& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 13:
+        if (key == "conditionType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.conditionType)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodReadinessGate& in) {
+  w.beginObject();
+  w.key("conditionType"); encodeValue(w, in.conditionType);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodResourceClaim& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "resourceClaimName") {
+          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
+          auto& t = out.resourceClaimName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 25:
+        if (key == "resourceClaimTemplateName") {
+          if (isNull(val)) { out.resourceClaimTemplateName.reset(); continue; }
+          auto& t = out.resourceClaimTemplateName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodResourceClaim& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
+  if (in.resourceClaimTemplateName) { w.key("resourceClaimTemplateName"); encodeValue(w, *in.resourceClaimTemplateName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodSchedulingGate& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodSchedulingGate& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodSchedulingGroup& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -209,6 +842,45 @@ void encodeValue(JsonWriter& w, const PodOS& in) {
 void encodeValue(JsonWriter& w, const PodSchedulingGroup& in) {
   w.beginObject();
   if (in.podGroupName) { w.key("podGroupName"); encodeValue(w, *in.podGroupName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Sysctl& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Sysctl& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  w.key("value"); encodeValue(w, in.value);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -339,6 +1011,1050 @@ void encodeValue(JsonWriter& w, const PodSecurityContext& in) {
   if (in.supplementalGroupsPolicy) { w.key("supplementalGroupsPolicy"); encodeValue(w, *in.supplementalGroupsPolicy); }
   if (!(in.sysctls.empty())) { w.key("sysctls"); encodeArray(w, in.sysctls, [](JsonWriter& w, const ::kcm::api::core::v1::Sysctl& x) { encodeValue(w, x); }); }
   if (in.windowsOptions) { w.key("windowsOptions"); encodeValue(w, *in.windowsOptions); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Toleration& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "effect") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.effect)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "operator") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.operator_)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "tolerationSeconds") {
+          if (isNull(val)) { out.tolerationSeconds.reset(); continue; }
+          auto& t = out.tolerationSeconds.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Toleration& in) {
+  w.beginObject();
+  if (!(in.effect.empty())) { w.key("effect"); encodeValue(w, in.effect); }
+  if (!(in.key.empty())) { w.key("key"); encodeValue(w, in.key); }
+  if (!(in.operator_.empty())) { w.key("operator"); encodeValue(w, in.operator_); }
+  if (in.tolerationSeconds) { w.key("tolerationSeconds"); encodeValue(w, *in.tolerationSeconds); }
+  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TopologySpreadConstraint& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 7:
+        if (key == "maxSkew") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.maxSkew)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "minDomains") {
+          if (isNull(val)) { out.minDomains.reset(); continue; }
+          auto& t = out.minDomains.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "topologyKey") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.topologyKey)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "labelSelector") {
+          if (isNull(val)) { out.labelSelector.reset(); continue; }
+          auto& t = out.labelSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "matchLabelKeys") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "nodeTaintsPolicy") {
+          if (isNull(val)) { out.nodeTaintsPolicy.reset(); continue; }
+          auto& t = out.nodeTaintsPolicy.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "whenUnsatisfiable") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.whenUnsatisfiable)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "nodeAffinityPolicy") {
+          if (isNull(val)) { out.nodeAffinityPolicy.reset(); continue; }
+          auto& t = out.nodeAffinityPolicy.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const TopologySpreadConstraint& in) {
+  w.beginObject();
+  if (in.labelSelector) { w.key("labelSelector"); encodeValue(w, *in.labelSelector); }
+  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("maxSkew"); encodeValue(w, in.maxSkew);
+  if (in.minDomains) { w.key("minDomains"); encodeValue(w, *in.minDomains); }
+  if (in.nodeAffinityPolicy) { w.key("nodeAffinityPolicy"); encodeValue(w, *in.nodeAffinityPolicy); }
+  if (in.nodeTaintsPolicy) { w.key("nodeTaintsPolicy"); encodeValue(w, *in.nodeTaintsPolicy); }
+  w.key("topologyKey"); encodeValue(w, in.topologyKey);
+  w.key("whenUnsatisfiable"); encodeValue(w, in.whenUnsatisfiable);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodCertificateProjection& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "user") {
+          if (isNull(val)) { out.user.reset(); continue; }
+          auto& t = out.user.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "keyPath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.keyPath)) return e;
+          continue;
+        }
+        if (key == "keyType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.keyType)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "signerName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.signerName)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "userAnnotations") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.userAnnotations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 20:
+        if (key == "certificateChainPath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.certificateChainPath)) return e;
+          continue;
+        }
+        if (key == "credentialBundlePath") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.credentialBundlePath)) return e;
+          continue;
+        }
+        if (key == "maxExpirationSeconds") {
+          if (isNull(val)) { out.maxExpirationSeconds.reset(); continue; }
+          auto& t = out.maxExpirationSeconds.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodCertificateProjection& in) {
+  w.beginObject();
+  if (!(in.certificateChainPath.empty())) { w.key("certificateChainPath"); encodeValue(w, in.certificateChainPath); }
+  if (!(in.credentialBundlePath.empty())) { w.key("credentialBundlePath"); encodeValue(w, in.credentialBundlePath); }
+  if (!(in.keyPath.empty())) { w.key("keyPath"); encodeValue(w, in.keyPath); }
+  w.key("keyType"); encodeValue(w, in.keyType);
+  if (in.maxExpirationSeconds) { w.key("maxExpirationSeconds"); encodeValue(w, *in.maxExpirationSeconds); }
+  w.key("signerName"); encodeValue(w, in.signerName);
+  if (in.user) { w.key("user"); encodeValue(w, *in.user); }
+  if (!(in.userAnnotations.empty())) { w.key("userAnnotations"); encodeMap(w, in.userAnnotations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretProjection& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::KeyToPath& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "optional") {
+          if (isNull(val)) { out.optional.reset(); continue; }
+          auto& t = out.optional.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SecretProjection& in) {
+  w.beginObject();
+  if (!(in.items.empty())) { w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::KeyToPath& x) { encodeValue(w, x); }); }
+  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
+  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceAccountTokenProjection& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "path") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.path)) return e;
+          continue;
+        }
+        if (key == "user") {
+          if (isNull(val)) { out.user.reset(); continue; }
+          auto& t = out.user.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "audience") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.audience)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "expirationSeconds") {
+          if (isNull(val)) { out.expirationSeconds.reset(); continue; }
+          auto& t = out.expirationSeconds.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ServiceAccountTokenProjection& in) {
+  w.beginObject();
+  if (!(in.audience.empty())) { w.key("audience"); encodeValue(w, in.audience); }
+  if (in.expirationSeconds) { w.key("expirationSeconds"); encodeValue(w, *in.expirationSeconds); }
+  w.key("path"); encodeValue(w, in.path);
+  if (in.user) { w.key("user"); encodeValue(w, *in.user); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeProjection& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "secret") {
+          if (isNull(val)) { out.secret.reset(); continue; }
+          auto& t = out.secret.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "configMap") {
+          if (isNull(val)) { out.configMap.reset(); continue; }
+          auto& t = out.configMap.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "downwardAPI") {
+          if (isNull(val)) { out.downwardAPI.reset(); continue; }
+          auto& t = out.downwardAPI.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "podCertificate") {
+          if (isNull(val)) { out.podCertificate.reset(); continue; }
+          auto& t = out.podCertificate.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "clusterTrustBundle") {
+          if (isNull(val)) { out.clusterTrustBundle.reset(); continue; }
+          auto& t = out.clusterTrustBundle.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 19:
+        if (key == "serviceAccountToken") {
+          if (isNull(val)) { out.serviceAccountToken.reset(); continue; }
+          auto& t = out.serviceAccountToken.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeProjection& in) {
+  w.beginObject();
+  if (in.clusterTrustBundle) { w.key("clusterTrustBundle"); encodeValue(w, *in.clusterTrustBundle); }
+  if (in.configMap) { w.key("configMap"); encodeValue(w, *in.configMap); }
+  if (in.downwardAPI) { w.key("downwardAPI"); encodeValue(w, *in.downwardAPI); }
+  if (in.podCertificate) { w.key("podCertificate"); encodeValue(w, *in.podCertificate); }
+  if (in.secret) { w.key("secret"); encodeValue(w, *in.secret); }
+  if (in.serviceAccountToken) { w.key("serviceAccountToken"); encodeValue(w, *in.serviceAccountToken); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ProjectedVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 7:
+        if (key == "sources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.sources, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeProjection& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "defaultMode") {
+          if (isNull(val)) { out.defaultMode.reset(); continue; }
+          auto& t = out.defaultMode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "defaultUser") {
+          if (isNull(val)) { out.defaultUser.reset(); continue; }
+          auto& t = out.defaultUser.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ProjectedVolumeSource& in) {
+  w.beginObject();
+  if (in.defaultMode) { w.key("defaultMode"); encodeValue(w, *in.defaultMode); }
+  if (in.defaultUser) { w.key("defaultUser"); encodeValue(w, *in.defaultUser); }
+  w.key("sources"); encodeArray(w, in.sources, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeProjection& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RBDVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "pool") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.pool)) return e;
+          continue;
+        }
+        if (key == "user") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.user)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "image") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.image)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "keyring") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.keyring)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "monitors") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const RBDVolumeSource& in) {
+  w.beginObject();
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  w.key("image"); encodeValue(w, in.image);
+  if (!(in.keyring.empty())) { w.key("keyring"); encodeValue(w, in.keyring); }
+  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  if (!(in.pool.empty())) { w.key("pool"); encodeValue(w, in.pool); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  if (!(in.user.empty())) { w.key("user"); encodeValue(w, in.user); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ScaleIOVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
+          continue;
+        }
+        if (key == "system") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.system)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "gateway") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.gateway)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "sslEnabled") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.sslEnabled)) return e;
+          continue;
+        }
+        if (key == "volumeName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.volumeName)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "storageMode") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.storageMode)) return e;
+          continue;
+        }
+        if (key == "storagePool") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.storagePool)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "protectionDomain") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.protectionDomain)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ScaleIOVolumeSource& in) {
+  w.beginObject();
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  w.key("gateway"); encodeValue(w, in.gateway);
+  if (!(in.protectionDomain.empty())) { w.key("protectionDomain"); encodeValue(w, in.protectionDomain); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  if (!(in.sslEnabled == bool{})) { w.key("sslEnabled"); encodeValue(w, in.sslEnabled); }
+  if (!(in.storageMode.empty())) { w.key("storageMode"); encodeValue(w, in.storageMode); }
+  if (!(in.storagePool.empty())) { w.key("storagePool"); encodeValue(w, in.storagePool); }
+  w.key("system"); encodeValue(w, in.system);
+  if (!(in.volumeName.empty())) { w.key("volumeName"); encodeValue(w, in.volumeName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::KeyToPath& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "optional") {
+          if (isNull(val)) { out.optional.reset(); continue; }
+          auto& t = out.optional.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "secretName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.secretName)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "defaultMode") {
+          if (isNull(val)) { out.defaultMode.reset(); continue; }
+          auto& t = out.defaultMode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "defaultUser") {
+          if (isNull(val)) { out.defaultUser.reset(); continue; }
+          auto& t = out.defaultUser.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SecretVolumeSource& in) {
+  w.beginObject();
+  if (in.defaultMode) { w.key("defaultMode"); encodeValue(w, *in.defaultMode); }
+  if (in.defaultUser) { w.key("defaultUser"); encodeValue(w, *in.defaultUser); }
+  if (!(in.items.empty())) { w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::KeyToPath& x) { encodeValue(w, x); }); }
+  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
+  if (!(in.secretName.empty())) { w.key("secretName"); encodeValue(w, in.secretName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageOSVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "volumeName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.volumeName)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "volumeNamespace") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.volumeNamespace)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const StorageOSVolumeSource& in) {
+  w.beginObject();
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  if (!(in.volumeName.empty())) { w.key("volumeName"); encodeValue(w, in.volumeName); }
+  if (!(in.volumeNamespace.empty())) { w.key("volumeNamespace"); encodeValue(w, in.volumeNamespace); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Volume& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 2:
+        if (key == "fc") {
+          if (isNull(val)) { out.fc.reset(); continue; }
+          auto& t = out.fc.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 3:
+        if (key == "csi") {
+          if (isNull(val)) { out.csi.reset(); continue; }
+          auto& t = out.csi.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "nfs") {
+          if (isNull(val)) { out.nfs.reset(); continue; }
+          auto& t = out.nfs.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "rbd") {
+          if (isNull(val)) { out.rbd.reset(); continue; }
+          auto& t = out.rbd.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "image") {
+          if (isNull(val)) { out.image.reset(); continue; }
+          auto& t = out.image.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "iscsi") {
+          if (isNull(val)) { out.iscsi.reset(); continue; }
+          auto& t = out.iscsi.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "cephfs") {
+          if (isNull(val)) { out.cephfs.reset(); continue; }
+          auto& t = out.cephfs.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "cinder") {
+          if (isNull(val)) { out.cinder.reset(); continue; }
+          auto& t = out.cinder.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "secret") {
+          if (isNull(val)) { out.secret.reset(); continue; }
+          auto& t = out.secret.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "flocker") {
+          if (isNull(val)) { out.flocker.reset(); continue; }
+          auto& t = out.flocker.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "gitRepo") {
+          if (isNull(val)) { out.gitRepo.reset(); continue; }
+          auto& t = out.gitRepo.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "quobyte") {
+          if (isNull(val)) { out.quobyte.reset(); continue; }
+          auto& t = out.quobyte.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "scaleIO") {
+          if (isNull(val)) { out.scaleIO.reset(); continue; }
+          auto& t = out.scaleIO.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "emptyDir") {
+          if (isNull(val)) { out.emptyDir.reset(); continue; }
+          auto& t = out.emptyDir.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "hostPath") {
+          if (isNull(val)) { out.hostPath.reset(); continue; }
+          auto& t = out.hostPath.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "azureDisk") {
+          if (isNull(val)) { out.azureDisk.reset(); continue; }
+          auto& t = out.azureDisk.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "azureFile") {
+          if (isNull(val)) { out.azureFile.reset(); continue; }
+          auto& t = out.azureFile.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "configMap") {
+          if (isNull(val)) { out.configMap.reset(); continue; }
+          auto& t = out.configMap.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "ephemeral") {
+          if (isNull(val)) { out.ephemeral.reset(); continue; }
+          auto& t = out.ephemeral.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "glusterfs") {
+          if (isNull(val)) { out.glusterfs.reset(); continue; }
+          auto& t = out.glusterfs.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "projected") {
+          if (isNull(val)) { out.projected.reset(); continue; }
+          auto& t = out.projected.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "storageos") {
+          if (isNull(val)) { out.storageos.reset(); continue; }
+          auto& t = out.storageos.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "flexVolume") {
+          if (isNull(val)) { out.flexVolume.reset(); continue; }
+          auto& t = out.flexVolume.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "downwardAPI") {
+          if (isNull(val)) { out.downwardAPI.reset(); continue; }
+          auto& t = out.downwardAPI.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "vsphereVolume") {
+          if (isNull(val)) { out.vsphereVolume.reset(); continue; }
+          auto& t = out.vsphereVolume.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "portworxVolume") {
+          if (isNull(val)) { out.portworxVolume.reset(); continue; }
+          auto& t = out.portworxVolume.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "gcePersistentDisk") {
+          if (isNull(val)) { out.gcePersistentDisk.reset(); continue; }
+          auto& t = out.gcePersistentDisk.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 20:
+        if (key == "awsElasticBlockStore") {
+          if (isNull(val)) { out.awsElasticBlockStore.reset(); continue; }
+          auto& t = out.awsElasticBlockStore.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "photonPersistentDisk") {
+          if (isNull(val)) { out.photonPersistentDisk.reset(); continue; }
+          auto& t = out.photonPersistentDisk.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 21:
+        if (key == "persistentVolumeClaim") {
+          if (isNull(val)) { out.persistentVolumeClaim.reset(); continue; }
+          auto& t = out.persistentVolumeClaim.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Volume& in) {
+  w.beginObject();
+  if (in.awsElasticBlockStore) { w.key("awsElasticBlockStore"); encodeValue(w, *in.awsElasticBlockStore); }
+  if (in.azureDisk) { w.key("azureDisk"); encodeValue(w, *in.azureDisk); }
+  if (in.azureFile) { w.key("azureFile"); encodeValue(w, *in.azureFile); }
+  if (in.cephfs) { w.key("cephfs"); encodeValue(w, *in.cephfs); }
+  if (in.cinder) { w.key("cinder"); encodeValue(w, *in.cinder); }
+  if (in.configMap) { w.key("configMap"); encodeValue(w, *in.configMap); }
+  if (in.csi) { w.key("csi"); encodeValue(w, *in.csi); }
+  if (in.downwardAPI) { w.key("downwardAPI"); encodeValue(w, *in.downwardAPI); }
+  if (in.emptyDir) { w.key("emptyDir"); encodeValue(w, *in.emptyDir); }
+  if (in.ephemeral) { w.key("ephemeral"); encodeValue(w, *in.ephemeral); }
+  if (in.fc) { w.key("fc"); encodeValue(w, *in.fc); }
+  if (in.flexVolume) { w.key("flexVolume"); encodeValue(w, *in.flexVolume); }
+  if (in.flocker) { w.key("flocker"); encodeValue(w, *in.flocker); }
+  if (in.gcePersistentDisk) { w.key("gcePersistentDisk"); encodeValue(w, *in.gcePersistentDisk); }
+  if (in.gitRepo) { w.key("gitRepo"); encodeValue(w, *in.gitRepo); }
+  if (in.glusterfs) { w.key("glusterfs"); encodeValue(w, *in.glusterfs); }
+  if (in.hostPath) { w.key("hostPath"); encodeValue(w, *in.hostPath); }
+  if (in.image) { w.key("image"); encodeValue(w, *in.image); }
+  if (in.iscsi) { w.key("iscsi"); encodeValue(w, *in.iscsi); }
+  w.key("name"); encodeValue(w, in.name);
+  if (in.nfs) { w.key("nfs"); encodeValue(w, *in.nfs); }
+  if (in.persistentVolumeClaim) { w.key("persistentVolumeClaim"); encodeValue(w, *in.persistentVolumeClaim); }
+  if (in.photonPersistentDisk) { w.key("photonPersistentDisk"); encodeValue(w, *in.photonPersistentDisk); }
+  if (in.portworxVolume) { w.key("portworxVolume"); encodeValue(w, *in.portworxVolume); }
+  if (in.projected) { w.key("projected"); encodeValue(w, *in.projected); }
+  if (in.quobyte) { w.key("quobyte"); encodeValue(w, *in.quobyte); }
+  if (in.rbd) { w.key("rbd"); encodeValue(w, *in.rbd); }
+  if (in.scaleIO) { w.key("scaleIO"); encodeValue(w, *in.scaleIO); }
+  if (in.secret) { w.key("secret"); encodeValue(w, *in.secret); }
+  if (in.storageos) { w.key("storageos"); encodeValue(w, *in.storageos); }
+  if (in.vsphereVolume) { w.key("vsphereVolume"); encodeValue(w, *in.vsphereVolume); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -677,6 +2393,81 @@ void encodeValue(JsonWriter& w, const PodSpec& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "lastProbeTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastProbeTime)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        if (key == "observedGeneration") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.observedGeneration)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodCondition& in) {
+  w.beginObject();
+  w.key("lastProbeTime"); encodeValue(w, in.lastProbeTime);
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.observedGeneration == int64_t{})) { w.key("observedGeneration"); encodeValue(w, in.observedGeneration); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodExtendedResourceClaimStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -712,6 +2503,124 @@ void encodeValue(JsonWriter& w, const PodExtendedResourceClaimStatus& in) {
   w.beginObject();
   w.key("requestMappings"); encodeArray(w, in.requestMappings, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerExtendedResourceRequest& x) { encodeValue(w, x); });
   w.key("resourceClaimName"); encodeValue(w, in.resourceClaimName);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodIP& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 2:
+        if (key == "ip") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.ip)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodIP& in) {
+  w.beginObject();
+  w.key("ip"); encodeValue(w, in.ip);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodResourceClaimStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "resourceClaimName") {
+          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
+          auto& t = out.resourceClaimName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodResourceClaimStatus& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodVolumeHealth& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "healthConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.healthConditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeHealthCondition& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodVolumeHealth& in) {
+  w.beginObject();
+  if (!(in.healthConditions.empty())) { w.key("healthConditions"); encodeArray(w, in.healthConditions, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeHealthCondition& x) { encodeValue(w, x); }); }
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  w.key("name"); encodeValue(w, in.name);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -961,306 +2870,6 @@ void encodeValue(JsonWriter& w, const Pod& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodAffinityTerm& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 10:
-        if (key == "namespaces") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.namespaces, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "topologyKey") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.topologyKey)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "labelSelector") {
-          if (isNull(val)) { out.labelSelector.reset(); continue; }
-          auto& t = out.labelSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "matchLabelKeys") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "mismatchLabelKeys") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.mismatchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "namespaceSelector") {
-          if (isNull(val)) { out.namespaceSelector.reset(); continue; }
-          auto& t = out.namespaceSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodAffinityTerm& in) {
-  w.beginObject();
-  if (in.labelSelector) { w.key("labelSelector"); encodeValue(w, *in.labelSelector); }
-  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.mismatchLabelKeys.empty())) { w.key("mismatchLabelKeys"); encodeArray(w, in.mismatchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (in.namespaceSelector) { w.key("namespaceSelector"); encodeValue(w, *in.namespaceSelector); }
-  if (!(in.namespaces.empty())) { w.key("namespaces"); encodeArray(w, in.namespaces, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("topologyKey"); encodeValue(w, in.topologyKey);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodCertificateProjection& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "user") {
-          if (isNull(val)) { out.user.reset(); continue; }
-          auto& t = out.user.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "keyPath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.keyPath)) return e;
-          continue;
-        }
-        if (key == "keyType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.keyType)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "signerName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.signerName)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "userAnnotations") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.userAnnotations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 20:
-        if (key == "certificateChainPath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.certificateChainPath)) return e;
-          continue;
-        }
-        if (key == "credentialBundlePath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.credentialBundlePath)) return e;
-          continue;
-        }
-        if (key == "maxExpirationSeconds") {
-          if (isNull(val)) { out.maxExpirationSeconds.reset(); continue; }
-          auto& t = out.maxExpirationSeconds.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodCertificateProjection& in) {
-  w.beginObject();
-  if (!(in.certificateChainPath.empty())) { w.key("certificateChainPath"); encodeValue(w, in.certificateChainPath); }
-  if (!(in.credentialBundlePath.empty())) { w.key("credentialBundlePath"); encodeValue(w, in.credentialBundlePath); }
-  if (!(in.keyPath.empty())) { w.key("keyPath"); encodeValue(w, in.keyPath); }
-  w.key("keyType"); encodeValue(w, in.keyType);
-  if (in.maxExpirationSeconds) { w.key("maxExpirationSeconds"); encodeValue(w, *in.maxExpirationSeconds); }
-  w.key("signerName"); encodeValue(w, in.signerName);
-  if (in.user) { w.key("user"); encodeValue(w, *in.user); }
-  if (!(in.userAnnotations.empty())) { w.key("userAnnotations"); encodeMap(w, in.userAnnotations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "lastProbeTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastProbeTime)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        if (key == "observedGeneration") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.observedGeneration)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodCondition& in) {
-  w.beginObject();
-  w.key("lastProbeTime"); encodeValue(w, in.lastProbeTime);
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.observedGeneration == int64_t{})) { w.key("observedGeneration"); encodeValue(w, in.observedGeneration); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodDNSConfigOption& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) { out.value.reset(); continue; }
-          auto& t = out.value.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodDNSConfigOption& in) {
-  w.beginObject();
-  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
-  if (in.value) { w.key("value"); encodeValue(w, *in.value); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodIP& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 2:
-        if (key == "ip") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.ip)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodIP& in) {
-  w.beginObject();
-  w.key("ip"); encodeValue(w, in.ip);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1312,157 +2921,6 @@ void encodeValue(JsonWriter& w, const PodList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::Pod& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodReadinessGate& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 13:
-        if (key == "conditionType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.conditionType)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodReadinessGate& in) {
-  w.beginObject();
-  w.key("conditionType"); encodeValue(w, in.conditionType);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodResourceClaim& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "resourceClaimName") {
-          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
-          auto& t = out.resourceClaimName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 25:
-        if (key == "resourceClaimTemplateName") {
-          if (isNull(val)) { out.resourceClaimTemplateName.reset(); continue; }
-          auto& t = out.resourceClaimTemplateName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodResourceClaim& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
-  if (in.resourceClaimTemplateName) { w.key("resourceClaimTemplateName"); encodeValue(w, *in.resourceClaimTemplateName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodResourceClaimStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "resourceClaimName") {
-          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
-          auto& t = out.resourceClaimName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodResourceClaimStatus& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodSchedulingGate& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodSchedulingGate& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1555,1580 +3013,6 @@ void encodeValue(JsonWriter& w, const PodTemplate& in) {
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("template"); encodeValue(w, in.template_);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodTemplateList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::PodTemplate& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodTemplateList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::PodTemplate& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodVolumeHealth& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "healthConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.healthConditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeHealthCondition& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodVolumeHealth& in) {
-  w.beginObject();
-  if (!(in.healthConditions.empty())) { w.key("healthConditions"); encodeArray(w, in.healthConditions, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeHealthCondition& x) { encodeValue(w, x); }); }
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  w.key("name"); encodeValue(w, in.name);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PortStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "port") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.port)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "error") {
-          if (isNull(val)) { out.error.reset(); continue; }
-          auto& t = out.error.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "protocol") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.protocol)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PortStatus& in) {
-  w.beginObject();
-  if (in.error) { w.key("error"); encodeValue(w, *in.error); }
-  w.key("port"); encodeValue(w, in.port);
-  w.key("protocol"); encodeValue(w, in.protocol);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PreferredSchedulingTerm& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "weight") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.weight)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "preference") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.preference)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PreferredSchedulingTerm& in) {
-  w.beginObject();
-  w.key("preference"); encodeValue(w, in.preference);
-  w.key("weight"); encodeValue(w, in.weight);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ProjectedVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 7:
-        if (key == "sources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.sources, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::VolumeProjection& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "defaultMode") {
-          if (isNull(val)) { out.defaultMode.reset(); continue; }
-          auto& t = out.defaultMode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "defaultUser") {
-          if (isNull(val)) { out.defaultUser.reset(); continue; }
-          auto& t = out.defaultUser.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ProjectedVolumeSource& in) {
-  w.beginObject();
-  if (in.defaultMode) { w.key("defaultMode"); encodeValue(w, *in.defaultMode); }
-  if (in.defaultUser) { w.key("defaultUser"); encodeValue(w, *in.defaultUser); }
-  w.key("sources"); encodeArray(w, in.sources, [](JsonWriter& w, const ::kcm::api::core::v1::VolumeProjection& x) { encodeValue(w, x); });
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RBDVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "pool") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.pool)) return e;
-          continue;
-        }
-        if (key == "user") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.user)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "image") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "keyring") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.keyring)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "monitors") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const RBDVolumeSource& in) {
-  w.beginObject();
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  w.key("image"); encodeValue(w, in.image);
-  if (!(in.keyring.empty())) { w.key("keyring"); encodeValue(w, in.keyring); }
-  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
-  if (!(in.pool.empty())) { w.key("pool"); encodeValue(w, in.pool); }
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  if (!(in.user.empty())) { w.key("user"); encodeValue(w, in.user); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerSpec& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "replicas") {
-          if (isNull(val)) { out.replicas.reset(); continue; }
-          auto& t = out.replicas.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "selector") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "template") {
-          if (isNull(val)) { out.template_.reset(); continue; }
-          auto& t = out.template_.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "minReadySeconds") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.minReadySeconds)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ReplicationControllerSpec& in) {
-  w.beginObject();
-  if (!(in.minReadySeconds == int32_t{})) { w.key("minReadySeconds"); encodeValue(w, in.minReadySeconds); }
-  if (in.replicas) { w.key("replicas"); encodeValue(w, *in.replicas); }
-  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (in.template_) { w.key("template"); encodeValue(w, *in.template_); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "replicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.replicas)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "conditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.conditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ReplicationControllerCondition& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "readyReplicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readyReplicas)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "availableReplicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.availableReplicas)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "observedGeneration") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.observedGeneration)) return e;
-          continue;
-        }
-        break;
-      case 20:
-        if (key == "fullyLabeledReplicas") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fullyLabeledReplicas)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ReplicationControllerStatus& in) {
-  w.beginObject();
-  if (!(in.availableReplicas == int32_t{})) { w.key("availableReplicas"); encodeValue(w, in.availableReplicas); }
-  if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::core::v1::ReplicationControllerCondition& x) { encodeValue(w, x); }); }
-  if (!(in.fullyLabeledReplicas == int32_t{})) { w.key("fullyLabeledReplicas"); encodeValue(w, in.fullyLabeledReplicas); }
-  if (!(in.observedGeneration == int64_t{})) { w.key("observedGeneration"); encodeValue(w, in.observedGeneration); }
-  if (!(in.readyReplicas == int32_t{})) { w.key("readyReplicas"); encodeValue(w, in.readyReplicas); }
-  w.key("replicas"); encodeValue(w, in.replicas);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationController& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "spec") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.spec)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ReplicationController& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  w.key("spec"); encodeValue(w, in.spec);
-  w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ReplicationControllerCondition& in) {
-  w.beginObject();
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
-  w.key("status"); encodeValue(w, in.status);
-  w.key("type"); encodeValue(w, in.type);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ReplicationController& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ReplicationControllerList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::ReplicationController& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceClaim& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "request") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.request)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceClaim& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.request.empty())) { w.key("request"); encodeValue(w, in.request); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceHealth& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "health") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.health)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) { out.message.reset(); continue; }
-          auto& t = out.message.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "resourceID") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.resourceID)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceHealth& in) {
-  w.beginObject();
-  if (!(in.health.empty())) { w.key("health"); encodeValue(w, in.health); }
-  if (in.message) { w.key("message"); encodeValue(w, *in.message); }
-  w.key("resourceID"); encodeValue(w, in.resourceID);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ScopeSelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 16:
-        if (key == "matchExpressions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchExpressions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ScopedResourceSelectorRequirement& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ScopeSelector& in) {
-  w.beginObject();
-  if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::core::v1::ScopedResourceSelectorRequirement& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuotaSpec& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "hard") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.hard, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "scopes") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.scopes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "scopeSelector") {
-          if (isNull(val)) { out.scopeSelector.reset(); continue; }
-          auto& t = out.scopeSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceQuotaSpec& in) {
-  w.beginObject();
-  if (!(in.hard.empty())) { w.key("hard"); encodeMap(w, in.hard, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (in.scopeSelector) { w.key("scopeSelector"); encodeValue(w, *in.scopeSelector); }
-  if (!(in.scopes.empty())) { w.key("scopes"); encodeArray(w, in.scopes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuotaStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "hard") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.hard, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "used") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.used, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceQuotaStatus& in) {
-  w.beginObject();
-  if (!(in.hard.empty())) { w.key("hard"); encodeMap(w, in.hard, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  if (!(in.used.empty())) { w.key("used"); encodeMap(w, in.used, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuota& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "spec") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.spec)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceQuota& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  w.key("spec"); encodeValue(w, in.spec);
-  w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuotaList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ResourceQuota& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceQuotaList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::ResourceQuota& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "resources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ResourceHealth& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceStatus& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const ::kcm::api::core::v1::ResourceHealth& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ScaleIOVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        if (key == "system") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.system)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "gateway") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.gateway)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "sslEnabled") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.sslEnabled)) return e;
-          continue;
-        }
-        if (key == "volumeName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.volumeName)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "storageMode") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.storageMode)) return e;
-          continue;
-        }
-        if (key == "storagePool") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.storagePool)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "protectionDomain") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.protectionDomain)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ScaleIOVolumeSource& in) {
-  w.beginObject();
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  w.key("gateway"); encodeValue(w, in.gateway);
-  if (!(in.protectionDomain.empty())) { w.key("protectionDomain"); encodeValue(w, in.protectionDomain); }
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  if (!(in.sslEnabled == bool{})) { w.key("sslEnabled"); encodeValue(w, in.sslEnabled); }
-  if (!(in.storageMode.empty())) { w.key("storageMode"); encodeValue(w, in.storageMode); }
-  if (!(in.storagePool.empty())) { w.key("storagePool"); encodeValue(w, in.storagePool); }
-  w.key("system"); encodeValue(w, in.system);
-  if (!(in.volumeName.empty())) { w.key("volumeName"); encodeValue(w, in.volumeName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ScopedResourceSelectorRequirement& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "values") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "operator") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "scopeName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.scopeName)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ScopedResourceSelectorRequirement& in) {
-  w.beginObject();
-  w.key("operator"); encodeValue(w, in.operator_);
-  w.key("scopeName"); encodeValue(w, in.scopeName);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Secret& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "data") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.data, [](::simdjson::ondemand::value x, std::string& o) { return decodeBytes(x, o); })) return e;
-          continue;
-        }
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "immutable") {
-          if (isNull(val)) { out.immutable.reset(); continue; }
-          auto& t = out.immutable.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        if (key == "stringData") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.stringData, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Secret& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.data.empty())) { w.key("data"); encodeMap(w, in.data, [](JsonWriter& w, const std::string& x) { encodeBytes(w, x); }); }
-  if (in.immutable) { w.key("immutable"); encodeValue(w, *in.immutable); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  if (!(in.stringData.empty())) { w.key("stringData"); encodeMap(w, in.stringData, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::Secret& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SecretList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::Secret& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretProjection& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::KeyToPath& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "optional") {
-          if (isNull(val)) { out.optional.reset(); continue; }
-          auto& t = out.optional.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SecretProjection& in) {
-  w.beginObject();
-  if (!(in.items.empty())) { w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::KeyToPath& x) { encodeValue(w, x); }); }
-  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
-  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::KeyToPath& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "optional") {
-          if (isNull(val)) { out.optional.reset(); continue; }
-          auto& t = out.optional.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "secretName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.secretName)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "defaultMode") {
-          if (isNull(val)) { out.defaultMode.reset(); continue; }
-          auto& t = out.defaultMode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "defaultUser") {
-          if (isNull(val)) { out.defaultUser.reset(); continue; }
-          auto& t = out.defaultUser.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SecretVolumeSource& in) {
-  w.beginObject();
-  if (in.defaultMode) { w.key("defaultMode"); encodeValue(w, *in.defaultMode); }
-  if (in.defaultUser) { w.key("defaultUser"); encodeValue(w, *in.defaultUser); }
-  if (!(in.items.empty())) { w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::KeyToPath& x) { encodeValue(w, x); }); }
-  if (in.optional) { w.key("optional"); encodeValue(w, *in.optional); }
-  if (!(in.secretName.empty())) { w.key("secretName"); encodeValue(w, in.secretName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SessionAffinityConfig& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "clientIP") {
-          if (isNull(val)) { out.clientIP.reset(); continue; }
-          auto& t = out.clientIP.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SessionAffinityConfig& in) {
-  w.beginObject();
-  if (in.clientIP) { w.key("clientIP"); encodeValue(w, *in.clientIP); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceSpec& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "type") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "ports") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ServicePort& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "selector") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "clusterIP") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.clusterIP)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "clusterIPs") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.clusterIPs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "ipFamilies") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ipFamilies, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "externalIPs") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.externalIPs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "externalName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.externalName)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "ipFamilyPolicy") {
-          if (isNull(val)) { out.ipFamilyPolicy.reset(); continue; }
-          auto& t = out.ipFamilyPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "loadBalancerIP") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.loadBalancerIP)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "sessionAffinity") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.sessionAffinity)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "loadBalancerClass") {
-          if (isNull(val)) { out.loadBalancerClass.reset(); continue; }
-          auto& t = out.loadBalancerClass.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 19:
-        if (key == "healthCheckNodePort") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.healthCheckNodePort)) return e;
-          continue;
-        }
-        if (key == "trafficDistribution") {
-          if (isNull(val)) { out.trafficDistribution.reset(); continue; }
-          auto& t = out.trafficDistribution.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 21:
-        if (key == "externalTrafficPolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.externalTrafficPolicy)) return e;
-          continue;
-        }
-        if (key == "internalTrafficPolicy") {
-          if (isNull(val)) { out.internalTrafficPolicy.reset(); continue; }
-          auto& t = out.internalTrafficPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "sessionAffinityConfig") {
-          if (isNull(val)) { out.sessionAffinityConfig.reset(); continue; }
-          auto& t = out.sessionAffinityConfig.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 24:
-        if (key == "loadBalancerSourceRanges") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.loadBalancerSourceRanges, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "publishNotReadyAddresses") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.publishNotReadyAddresses)) return e;
-          continue;
-        }
-        break;
-      case 29:
-        if (key == "allocateLoadBalancerNodePorts") {
-          if (isNull(val)) { out.allocateLoadBalancerNodePorts.reset(); continue; }
-          auto& t = out.allocateLoadBalancerNodePorts.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ServiceSpec& in) {
-  w.beginObject();
-  if (in.allocateLoadBalancerNodePorts) { w.key("allocateLoadBalancerNodePorts"); encodeValue(w, *in.allocateLoadBalancerNodePorts); }
-  if (!(in.clusterIP.empty())) { w.key("clusterIP"); encodeValue(w, in.clusterIP); }
-  if (!(in.clusterIPs.empty())) { w.key("clusterIPs"); encodeArray(w, in.clusterIPs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.externalIPs.empty())) { w.key("externalIPs"); encodeArray(w, in.externalIPs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.externalName.empty())) { w.key("externalName"); encodeValue(w, in.externalName); }
-  if (!(in.externalTrafficPolicy.empty())) { w.key("externalTrafficPolicy"); encodeValue(w, in.externalTrafficPolicy); }
-  if (!(in.healthCheckNodePort == int32_t{})) { w.key("healthCheckNodePort"); encodeValue(w, in.healthCheckNodePort); }
-  if (in.internalTrafficPolicy) { w.key("internalTrafficPolicy"); encodeValue(w, *in.internalTrafficPolicy); }
-  if (!(in.ipFamilies.empty())) { w.key("ipFamilies"); encodeArray(w, in.ipFamilies, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (in.ipFamilyPolicy) { w.key("ipFamilyPolicy"); encodeValue(w, *in.ipFamilyPolicy); }
-  if (in.loadBalancerClass) { w.key("loadBalancerClass"); encodeValue(w, *in.loadBalancerClass); }
-  if (!(in.loadBalancerIP.empty())) { w.key("loadBalancerIP"); encodeValue(w, in.loadBalancerIP); }
-  if (!(in.loadBalancerSourceRanges.empty())) { w.key("loadBalancerSourceRanges"); encodeArray(w, in.loadBalancerSourceRanges, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::core::v1::ServicePort& x) { encodeValue(w, x); }); }
-  if (!(in.publishNotReadyAddresses == bool{})) { w.key("publishNotReadyAddresses"); encodeValue(w, in.publishNotReadyAddresses); }
-  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.sessionAffinity.empty())) { w.key("sessionAffinity"); encodeValue(w, in.sessionAffinity); }
-  if (in.sessionAffinityConfig) { w.key("sessionAffinityConfig"); encodeValue(w, *in.sessionAffinityConfig); }
-  if (in.trafficDistribution) { w.key("trafficDistribution"); encodeValue(w, *in.trafficDistribution); }
-  if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -9,6 +9,1047 @@ using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
 using ::kcm::api::codec::encodeValue;
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodTemplateList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::PodTemplate& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodTemplateList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::PodTemplate& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerSpec& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "replicas") {
+          if (isNull(val)) { out.replicas.reset(); continue; }
+          auto& t = out.replicas.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "selector") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "template") {
+          if (isNull(val)) { out.template_.reset(); continue; }
+          auto& t = out.template_.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "minReadySeconds") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.minReadySeconds)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ReplicationControllerSpec& in) {
+  w.beginObject();
+  if (!(in.minReadySeconds == int32_t{})) { w.key("minReadySeconds"); encodeValue(w, in.minReadySeconds); }
+  if (in.replicas) { w.key("replicas"); encodeValue(w, *in.replicas); }
+  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (in.template_) { w.key("template"); encodeValue(w, *in.template_); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ReplicationControllerCondition& in) {
+  w.beginObject();
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
+  w.key("status"); encodeValue(w, in.status);
+  w.key("type"); encodeValue(w, in.type);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "replicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.replicas)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "conditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.conditions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ReplicationControllerCondition& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "readyReplicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readyReplicas)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "availableReplicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.availableReplicas)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "observedGeneration") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.observedGeneration)) return e;
+          continue;
+        }
+        break;
+      case 20:
+        if (key == "fullyLabeledReplicas") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fullyLabeledReplicas)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ReplicationControllerStatus& in) {
+  w.beginObject();
+  if (!(in.availableReplicas == int32_t{})) { w.key("availableReplicas"); encodeValue(w, in.availableReplicas); }
+  if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::core::v1::ReplicationControllerCondition& x) { encodeValue(w, x); }); }
+  if (!(in.fullyLabeledReplicas == int32_t{})) { w.key("fullyLabeledReplicas"); encodeValue(w, in.fullyLabeledReplicas); }
+  if (!(in.observedGeneration == int64_t{})) { w.key("observedGeneration"); encodeValue(w, in.observedGeneration); }
+  if (!(in.readyReplicas == int32_t{})) { w.key("readyReplicas"); encodeValue(w, in.readyReplicas); }
+  w.key("replicas"); encodeValue(w, in.replicas);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationController& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "spec") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.spec)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ReplicationController& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  w.key("spec"); encodeValue(w, in.spec);
+  w.key("status"); encodeValue(w, in.status);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ReplicationControllerList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ReplicationController& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ReplicationControllerList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::ReplicationController& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ScopedResourceSelectorRequirement& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "values") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "operator") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.operator_)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "scopeName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.scopeName)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ScopedResourceSelectorRequirement& in) {
+  w.beginObject();
+  w.key("operator"); encodeValue(w, in.operator_);
+  w.key("scopeName"); encodeValue(w, in.scopeName);
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ScopeSelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 16:
+        if (key == "matchExpressions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.matchExpressions, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ScopedResourceSelectorRequirement& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ScopeSelector& in) {
+  w.beginObject();
+  if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::core::v1::ScopedResourceSelectorRequirement& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuotaSpec& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "hard") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.hard, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "scopes") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.scopes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "scopeSelector") {
+          if (isNull(val)) { out.scopeSelector.reset(); continue; }
+          auto& t = out.scopeSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceQuotaSpec& in) {
+  w.beginObject();
+  if (!(in.hard.empty())) { w.key("hard"); encodeMap(w, in.hard, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (in.scopeSelector) { w.key("scopeSelector"); encodeValue(w, *in.scopeSelector); }
+  if (!(in.scopes.empty())) { w.key("scopes"); encodeArray(w, in.scopes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuotaStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "hard") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.hard, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "used") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.used, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceQuotaStatus& in) {
+  w.beginObject();
+  if (!(in.hard.empty())) { w.key("hard"); encodeMap(w, in.hard, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  if (!(in.used.empty())) { w.key("used"); encodeMap(w, in.used, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuota& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "spec") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.spec)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceQuota& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  w.key("spec"); encodeValue(w, in.spec);
+  w.key("status"); encodeValue(w, in.status);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceQuotaList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ResourceQuota& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceQuotaList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::ResourceQuota& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Secret& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "data") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.data, [](::simdjson::ondemand::value x, std::string& o) { return decodeBytes(x, o); })) return e;
+          continue;
+        }
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "immutable") {
+          if (isNull(val)) { out.immutable.reset(); continue; }
+          auto& t = out.immutable.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        if (key == "stringData") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.stringData, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Secret& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.data.empty())) { w.key("data"); encodeMap(w, in.data, [](JsonWriter& w, const std::string& x) { encodeBytes(w, x); }); }
+  if (in.immutable) { w.key("immutable"); encodeValue(w, *in.immutable); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  if (!(in.stringData.empty())) { w.key("stringData"); encodeMap(w, in.stringData, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SecretList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::Secret& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SecretList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::Secret& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServicePort& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        if (key == "port") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.port)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "nodePort") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.nodePort)) return e;
+          continue;
+        }
+        if (key == "protocol") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.protocol)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "targetPort") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.targetPort)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "appProtocol") {
+          if (isNull(val)) { out.appProtocol.reset(); continue; }
+          auto& t = out.appProtocol.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ServicePort& in) {
+  w.beginObject();
+  if (in.appProtocol) { w.key("appProtocol"); encodeValue(w, *in.appProtocol); }
+  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
+  if (!(in.nodePort == int32_t{})) { w.key("nodePort"); encodeValue(w, in.nodePort); }
+  w.key("port"); encodeValue(w, in.port);
+  if (!(in.protocol.empty())) { w.key("protocol"); encodeValue(w, in.protocol); }
+  if (!(isZero(in.targetPort))) { w.key("targetPort"); encodeValue(w, in.targetPort); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SessionAffinityConfig& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "clientIP") {
+          if (isNull(val)) { out.clientIP.reset(); continue; }
+          auto& t = out.clientIP.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SessionAffinityConfig& in) {
+  w.beginObject();
+  if (in.clientIP) { w.key("clientIP"); encodeValue(w, *in.clientIP); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceSpec& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "type") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.type)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "ports") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::core::v1::ServicePort& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "selector") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "clusterIP") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.clusterIP)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "clusterIPs") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.clusterIPs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "ipFamilies") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.ipFamilies, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "externalIPs") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.externalIPs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "externalName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.externalName)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "ipFamilyPolicy") {
+          if (isNull(val)) { out.ipFamilyPolicy.reset(); continue; }
+          auto& t = out.ipFamilyPolicy.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "loadBalancerIP") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.loadBalancerIP)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "sessionAffinity") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.sessionAffinity)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "loadBalancerClass") {
+          if (isNull(val)) { out.loadBalancerClass.reset(); continue; }
+          auto& t = out.loadBalancerClass.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 19:
+        if (key == "healthCheckNodePort") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.healthCheckNodePort)) return e;
+          continue;
+        }
+        if (key == "trafficDistribution") {
+          if (isNull(val)) { out.trafficDistribution.reset(); continue; }
+          auto& t = out.trafficDistribution.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 21:
+        if (key == "externalTrafficPolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.externalTrafficPolicy)) return e;
+          continue;
+        }
+        if (key == "internalTrafficPolicy") {
+          if (isNull(val)) { out.internalTrafficPolicy.reset(); continue; }
+          auto& t = out.internalTrafficPolicy.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "sessionAffinityConfig") {
+          if (isNull(val)) { out.sessionAffinityConfig.reset(); continue; }
+          auto& t = out.sessionAffinityConfig.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 24:
+        if (key == "loadBalancerSourceRanges") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.loadBalancerSourceRanges, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "publishNotReadyAddresses") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.publishNotReadyAddresses)) return e;
+          continue;
+        }
+        break;
+      case 29:
+        if (key == "allocateLoadBalancerNodePorts") {
+          if (isNull(val)) { out.allocateLoadBalancerNodePorts.reset(); continue; }
+          auto& t = out.allocateLoadBalancerNodePorts.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ServiceSpec& in) {
+  w.beginObject();
+  if (in.allocateLoadBalancerNodePorts) { w.key("allocateLoadBalancerNodePorts"); encodeValue(w, *in.allocateLoadBalancerNodePorts); }
+  if (!(in.clusterIP.empty())) { w.key("clusterIP"); encodeValue(w, in.clusterIP); }
+  if (!(in.clusterIPs.empty())) { w.key("clusterIPs"); encodeArray(w, in.clusterIPs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.externalIPs.empty())) { w.key("externalIPs"); encodeArray(w, in.externalIPs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.externalName.empty())) { w.key("externalName"); encodeValue(w, in.externalName); }
+  if (!(in.externalTrafficPolicy.empty())) { w.key("externalTrafficPolicy"); encodeValue(w, in.externalTrafficPolicy); }
+  if (!(in.healthCheckNodePort == int32_t{})) { w.key("healthCheckNodePort"); encodeValue(w, in.healthCheckNodePort); }
+  if (in.internalTrafficPolicy) { w.key("internalTrafficPolicy"); encodeValue(w, *in.internalTrafficPolicy); }
+  if (!(in.ipFamilies.empty())) { w.key("ipFamilies"); encodeArray(w, in.ipFamilies, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (in.ipFamilyPolicy) { w.key("ipFamilyPolicy"); encodeValue(w, *in.ipFamilyPolicy); }
+  if (in.loadBalancerClass) { w.key("loadBalancerClass"); encodeValue(w, *in.loadBalancerClass); }
+  if (!(in.loadBalancerIP.empty())) { w.key("loadBalancerIP"); encodeValue(w, in.loadBalancerIP); }
+  if (!(in.loadBalancerSourceRanges.empty())) { w.key("loadBalancerSourceRanges"); encodeArray(w, in.loadBalancerSourceRanges, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::core::v1::ServicePort& x) { encodeValue(w, x); }); }
+  if (!(in.publishNotReadyAddresses == bool{})) { w.key("publishNotReadyAddresses"); encodeValue(w, in.publishNotReadyAddresses); }
+  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.sessionAffinity.empty())) { w.key("sessionAffinity"); encodeValue(w, in.sessionAffinity); }
+  if (in.sessionAffinityConfig) { w.key("sessionAffinityConfig"); encodeValue(w, *in.sessionAffinityConfig); }
+  if (in.trafficDistribution) { w.key("trafficDistribution"); encodeValue(w, *in.trafficDistribution); }
+  if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -236,61 +1277,6 @@ void encodeValue(JsonWriter& w, const ServiceAccountList& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceAccountTokenProjection& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "path") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.path)) return e;
-          continue;
-        }
-        if (key == "user") {
-          if (isNull(val)) { out.user.reset(); continue; }
-          auto& t = out.user.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "audience") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.audience)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "expirationSeconds") {
-          if (isNull(val)) { out.expirationSeconds.reset(); continue; }
-          auto& t = out.expirationSeconds.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ServiceAccountTokenProjection& in) {
-  w.beginObject();
-  if (!(in.audience.empty())) { w.key("audience"); encodeValue(w, in.audience); }
-  if (in.expirationSeconds) { w.key("expirationSeconds"); encodeValue(w, *in.expirationSeconds); }
-  w.key("path"); encodeValue(w, in.path);
-  if (in.user) { w.key("user"); encodeValue(w, *in.user); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -342,297 +1328,6 @@ void encodeValue(JsonWriter& w, const ServiceList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::core::v1::Service& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServicePort& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        if (key == "port") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.port)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "nodePort") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.nodePort)) return e;
-          continue;
-        }
-        if (key == "protocol") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.protocol)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "targetPort") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.targetPort)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "appProtocol") {
-          if (isNull(val)) { out.appProtocol.reset(); continue; }
-          auto& t = out.appProtocol.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ServicePort& in) {
-  w.beginObject();
-  if (in.appProtocol) { w.key("appProtocol"); encodeValue(w, *in.appProtocol); }
-  if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
-  if (!(in.nodePort == int32_t{})) { w.key("nodePort"); encodeValue(w, in.nodePort); }
-  w.key("port"); encodeValue(w, in.port);
-  if (!(in.protocol.empty())) { w.key("protocol"); encodeValue(w, in.protocol); }
-  if (!(isZero(in.targetPort))) { w.key("targetPort"); encodeValue(w, in.targetPort); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageOSVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "volumeName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.volumeName)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "volumeNamespace") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.volumeNamespace)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const StorageOSVolumeSource& in) {
-  w.beginObject();
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  if (!(in.volumeName.empty())) { w.key("volumeName"); encodeValue(w, in.volumeName); }
-  if (!(in.volumeNamespace.empty())) { w.key("volumeNamespace"); encodeValue(w, in.volumeNamespace); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Sysctl& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Sysctl& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  w.key("value"); encodeValue(w, in.value);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Taint& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "effect") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.effect)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "timeAdded") {
-          if (isNull(val)) { out.timeAdded.reset(); continue; }
-          auto& t = out.timeAdded.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Taint& in) {
-  w.beginObject();
-  w.key("effect"); encodeValue(w, in.effect);
-  w.key("key"); encodeValue(w, in.key);
-  if (in.timeAdded) { w.key("timeAdded"); encodeValue(w, *in.timeAdded); }
-  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Toleration& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "effect") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.effect)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "operator") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "tolerationSeconds") {
-          if (isNull(val)) { out.tolerationSeconds.reset(); continue; }
-          auto& t = out.tolerationSeconds.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Toleration& in) {
-  w.beginObject();
-  if (!(in.effect.empty())) { w.key("effect"); encodeValue(w, in.effect); }
-  if (!(in.key.empty())) { w.key("key"); encodeValue(w, in.key); }
-  if (!(in.operator_.empty())) { w.key("operator"); encodeValue(w, in.operator_); }
-  if (in.tolerationSeconds) { w.key("tolerationSeconds"); encodeValue(w, *in.tolerationSeconds); }
-  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -703,750 +1398,6 @@ void encodeValue(JsonWriter& w, const TopologySelectorLabelRequirement& in) {
 void encodeValue(JsonWriter& w, const TopologySelectorTerm& in) {
   w.beginObject();
   if (!(in.matchLabelExpressions.empty())) { w.key("matchLabelExpressions"); encodeArray(w, in.matchLabelExpressions, [](JsonWriter& w, const ::kcm::api::core::v1::TopologySelectorLabelRequirement& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TopologySpreadConstraint& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 7:
-        if (key == "maxSkew") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.maxSkew)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "minDomains") {
-          if (isNull(val)) { out.minDomains.reset(); continue; }
-          auto& t = out.minDomains.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "topologyKey") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.topologyKey)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "labelSelector") {
-          if (isNull(val)) { out.labelSelector.reset(); continue; }
-          auto& t = out.labelSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "matchLabelKeys") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "nodeTaintsPolicy") {
-          if (isNull(val)) { out.nodeTaintsPolicy.reset(); continue; }
-          auto& t = out.nodeTaintsPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "whenUnsatisfiable") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.whenUnsatisfiable)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "nodeAffinityPolicy") {
-          if (isNull(val)) { out.nodeAffinityPolicy.reset(); continue; }
-          auto& t = out.nodeAffinityPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const TopologySpreadConstraint& in) {
-  w.beginObject();
-  if (in.labelSelector) { w.key("labelSelector"); encodeValue(w, *in.labelSelector); }
-  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("maxSkew"); encodeValue(w, in.maxSkew);
-  if (in.minDomains) { w.key("minDomains"); encodeValue(w, *in.minDomains); }
-  if (in.nodeAffinityPolicy) { w.key("nodeAffinityPolicy"); encodeValue(w, *in.nodeAffinityPolicy); }
-  if (in.nodeTaintsPolicy) { w.key("nodeTaintsPolicy"); encodeValue(w, *in.nodeTaintsPolicy); }
-  w.key("topologyKey"); encodeValue(w, in.topologyKey);
-  w.key("whenUnsatisfiable"); encodeValue(w, in.whenUnsatisfiable);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Volume& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 2:
-        if (key == "fc") {
-          if (isNull(val)) { out.fc.reset(); continue; }
-          auto& t = out.fc.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 3:
-        if (key == "csi") {
-          if (isNull(val)) { out.csi.reset(); continue; }
-          auto& t = out.csi.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "nfs") {
-          if (isNull(val)) { out.nfs.reset(); continue; }
-          auto& t = out.nfs.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "rbd") {
-          if (isNull(val)) { out.rbd.reset(); continue; }
-          auto& t = out.rbd.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "image") {
-          if (isNull(val)) { out.image.reset(); continue; }
-          auto& t = out.image.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "iscsi") {
-          if (isNull(val)) { out.iscsi.reset(); continue; }
-          auto& t = out.iscsi.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "cephfs") {
-          if (isNull(val)) { out.cephfs.reset(); continue; }
-          auto& t = out.cephfs.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "cinder") {
-          if (isNull(val)) { out.cinder.reset(); continue; }
-          auto& t = out.cinder.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "secret") {
-          if (isNull(val)) { out.secret.reset(); continue; }
-          auto& t = out.secret.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "flocker") {
-          if (isNull(val)) { out.flocker.reset(); continue; }
-          auto& t = out.flocker.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "gitRepo") {
-          if (isNull(val)) { out.gitRepo.reset(); continue; }
-          auto& t = out.gitRepo.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "quobyte") {
-          if (isNull(val)) { out.quobyte.reset(); continue; }
-          auto& t = out.quobyte.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "scaleIO") {
-          if (isNull(val)) { out.scaleIO.reset(); continue; }
-          auto& t = out.scaleIO.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "emptyDir") {
-          if (isNull(val)) { out.emptyDir.reset(); continue; }
-          auto& t = out.emptyDir.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "hostPath") {
-          if (isNull(val)) { out.hostPath.reset(); continue; }
-          auto& t = out.hostPath.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "azureDisk") {
-          if (isNull(val)) { out.azureDisk.reset(); continue; }
-          auto& t = out.azureDisk.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "azureFile") {
-          if (isNull(val)) { out.azureFile.reset(); continue; }
-          auto& t = out.azureFile.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "configMap") {
-          if (isNull(val)) { out.configMap.reset(); continue; }
-          auto& t = out.configMap.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "ephemeral") {
-          if (isNull(val)) { out.ephemeral.reset(); continue; }
-          auto& t = out.ephemeral.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "glusterfs") {
-          if (isNull(val)) { out.glusterfs.reset(); continue; }
-          auto& t = out.glusterfs.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "projected") {
-          if (isNull(val)) { out.projected.reset(); continue; }
-          auto& t = out.projected.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "storageos") {
-          if (isNull(val)) { out.storageos.reset(); continue; }
-          auto& t = out.storageos.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "flexVolume") {
-          if (isNull(val)) { out.flexVolume.reset(); continue; }
-          auto& t = out.flexVolume.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "downwardAPI") {
-          if (isNull(val)) { out.downwardAPI.reset(); continue; }
-          auto& t = out.downwardAPI.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "vsphereVolume") {
-          if (isNull(val)) { out.vsphereVolume.reset(); continue; }
-          auto& t = out.vsphereVolume.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "portworxVolume") {
-          if (isNull(val)) { out.portworxVolume.reset(); continue; }
-          auto& t = out.portworxVolume.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "gcePersistentDisk") {
-          if (isNull(val)) { out.gcePersistentDisk.reset(); continue; }
-          auto& t = out.gcePersistentDisk.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 20:
-        if (key == "awsElasticBlockStore") {
-          if (isNull(val)) { out.awsElasticBlockStore.reset(); continue; }
-          auto& t = out.awsElasticBlockStore.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "photonPersistentDisk") {
-          if (isNull(val)) { out.photonPersistentDisk.reset(); continue; }
-          auto& t = out.photonPersistentDisk.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 21:
-        if (key == "persistentVolumeClaim") {
-          if (isNull(val)) { out.persistentVolumeClaim.reset(); continue; }
-          auto& t = out.persistentVolumeClaim.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Volume& in) {
-  w.beginObject();
-  if (in.awsElasticBlockStore) { w.key("awsElasticBlockStore"); encodeValue(w, *in.awsElasticBlockStore); }
-  if (in.azureDisk) { w.key("azureDisk"); encodeValue(w, *in.azureDisk); }
-  if (in.azureFile) { w.key("azureFile"); encodeValue(w, *in.azureFile); }
-  if (in.cephfs) { w.key("cephfs"); encodeValue(w, *in.cephfs); }
-  if (in.cinder) { w.key("cinder"); encodeValue(w, *in.cinder); }
-  if (in.configMap) { w.key("configMap"); encodeValue(w, *in.configMap); }
-  if (in.csi) { w.key("csi"); encodeValue(w, *in.csi); }
-  if (in.downwardAPI) { w.key("downwardAPI"); encodeValue(w, *in.downwardAPI); }
-  if (in.emptyDir) { w.key("emptyDir"); encodeValue(w, *in.emptyDir); }
-  if (in.ephemeral) { w.key("ephemeral"); encodeValue(w, *in.ephemeral); }
-  if (in.fc) { w.key("fc"); encodeValue(w, *in.fc); }
-  if (in.flexVolume) { w.key("flexVolume"); encodeValue(w, *in.flexVolume); }
-  if (in.flocker) { w.key("flocker"); encodeValue(w, *in.flocker); }
-  if (in.gcePersistentDisk) { w.key("gcePersistentDisk"); encodeValue(w, *in.gcePersistentDisk); }
-  if (in.gitRepo) { w.key("gitRepo"); encodeValue(w, *in.gitRepo); }
-  if (in.glusterfs) { w.key("glusterfs"); encodeValue(w, *in.glusterfs); }
-  if (in.hostPath) { w.key("hostPath"); encodeValue(w, *in.hostPath); }
-  if (in.image) { w.key("image"); encodeValue(w, *in.image); }
-  if (in.iscsi) { w.key("iscsi"); encodeValue(w, *in.iscsi); }
-  w.key("name"); encodeValue(w, in.name);
-  if (in.nfs) { w.key("nfs"); encodeValue(w, *in.nfs); }
-  if (in.persistentVolumeClaim) { w.key("persistentVolumeClaim"); encodeValue(w, *in.persistentVolumeClaim); }
-  if (in.photonPersistentDisk) { w.key("photonPersistentDisk"); encodeValue(w, *in.photonPersistentDisk); }
-  if (in.portworxVolume) { w.key("portworxVolume"); encodeValue(w, *in.portworxVolume); }
-  if (in.projected) { w.key("projected"); encodeValue(w, *in.projected); }
-  if (in.quobyte) { w.key("quobyte"); encodeValue(w, *in.quobyte); }
-  if (in.rbd) { w.key("rbd"); encodeValue(w, *in.rbd); }
-  if (in.scaleIO) { w.key("scaleIO"); encodeValue(w, *in.scaleIO); }
-  if (in.secret) { w.key("secret"); encodeValue(w, *in.secret); }
-  if (in.storageos) { w.key("storageos"); encodeValue(w, *in.storageos); }
-  if (in.vsphereVolume) { w.key("vsphereVolume"); encodeValue(w, *in.vsphereVolume); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeDevice& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "devicePath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.devicePath)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeDevice& in) {
-  w.beginObject();
-  w.key("devicePath"); encodeValue(w, in.devicePath);
-  w.key("name"); encodeValue(w, in.name);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeHealthCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeHealthCondition& in) {
-  w.beginObject();
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  w.key("reason"); encodeValue(w, in.reason);
-  w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeMount& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "subPath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.subPath)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "mountPath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.mountPath)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "subPathExpr") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.subPathExpr)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "bindMountOptions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindMountOptions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "mountPropagation") {
-          if (isNull(val)) { out.mountPropagation.reset(); continue; }
-          auto& t = out.mountPropagation.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "recursiveReadOnly") {
-          if (isNull(val)) { out.recursiveReadOnly.reset(); continue; }
-          auto& t = out.recursiveReadOnly.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeMount& in) {
-  w.beginObject();
-  if (!(in.bindMountOptions.empty())) { w.key("bindMountOptions"); encodeArray(w, in.bindMountOptions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("mountPath"); encodeValue(w, in.mountPath);
-  if (in.mountPropagation) { w.key("mountPropagation"); encodeValue(w, *in.mountPropagation); }
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.recursiveReadOnly) { w.key("recursiveReadOnly"); encodeValue(w, *in.recursiveReadOnly); }
-  if (!(in.subPath.empty())) { w.key("subPath"); encodeValue(w, in.subPath); }
-  if (!(in.subPathExpr.empty())) { w.key("subPathExpr"); encodeValue(w, in.subPathExpr); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "image") {
-          if (isNull(val)) { out.image.reset(); continue; }
-          auto& t = out.image.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeStatus& in) {
-  w.beginObject();
-  if (in.image) { w.key("image"); encodeValue(w, *in.image); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeMountStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "mountPath") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.mountPath)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "volumeStatus") {
-          if (isNull(val)) { out.volumeStatus.reset(); continue; }
-          auto& t = out.volumeStatus.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "recursiveReadOnly") {
-          if (isNull(val)) { out.recursiveReadOnly.reset(); continue; }
-          auto& t = out.recursiveReadOnly.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeMountStatus& in) {
-  w.beginObject();
-  w.key("mountPath"); encodeValue(w, in.mountPath);
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.recursiveReadOnly) { w.key("recursiveReadOnly"); encodeValue(w, *in.recursiveReadOnly); }
-  if (in.volumeStatus) { w.key("volumeStatus"); encodeValue(w, *in.volumeStatus); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeProjection& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "secret") {
-          if (isNull(val)) { out.secret.reset(); continue; }
-          auto& t = out.secret.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "configMap") {
-          if (isNull(val)) { out.configMap.reset(); continue; }
-          auto& t = out.configMap.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "downwardAPI") {
-          if (isNull(val)) { out.downwardAPI.reset(); continue; }
-          auto& t = out.downwardAPI.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "podCertificate") {
-          if (isNull(val)) { out.podCertificate.reset(); continue; }
-          auto& t = out.podCertificate.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "clusterTrustBundle") {
-          if (isNull(val)) { out.clusterTrustBundle.reset(); continue; }
-          auto& t = out.clusterTrustBundle.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 19:
-        if (key == "serviceAccountToken") {
-          if (isNull(val)) { out.serviceAccountToken.reset(); continue; }
-          auto& t = out.serviceAccountToken.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeProjection& in) {
-  w.beginObject();
-  if (in.clusterTrustBundle) { w.key("clusterTrustBundle"); encodeValue(w, *in.clusterTrustBundle); }
-  if (in.configMap) { w.key("configMap"); encodeValue(w, *in.configMap); }
-  if (in.downwardAPI) { w.key("downwardAPI"); encodeValue(w, *in.downwardAPI); }
-  if (in.podCertificate) { w.key("podCertificate"); encodeValue(w, *in.podCertificate); }
-  if (in.secret) { w.key("secret"); encodeValue(w, *in.secret); }
-  if (in.serviceAccountToken) { w.key("serviceAccountToken"); encodeValue(w, *in.serviceAccountToken); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, WeightedPodAffinityTerm& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "weight") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.weight)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "podAffinityTerm") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.podAffinityTerm)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const WeightedPodAffinityTerm& in) {
-  w.beginObject();
-  w.key("podAffinityTerm"); encodeValue(w, in.podAffinityTerm);
-  w.key("weight"); encodeValue(w, in.weight);
   in.unknownFields.emit(w);
   w.endObject();
 }

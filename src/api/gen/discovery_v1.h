@@ -15,18 +15,28 @@
 namespace kcm::api::discovery::v1 {
 
 struct EndpointConditions;
+struct ForNode;
+struct ForZone;
 struct EndpointHints;
 struct Endpoint;
 struct EndpointPort;
 struct EndpointSlice;
 struct EndpointSliceList;
-struct ForNode;
-struct ForZone;
 
 struct EndpointConditions {
   std::optional<bool> ready{};
   std::optional<bool> serving{};
   std::optional<bool> terminating{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ForNode {
+  std::string name{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ForZone {
+  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -71,16 +81,6 @@ struct EndpointSliceList {
   std::vector<::kcm::api::discovery::v1::EndpointSlice> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ForNode {
-  std::string name{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ForZone {
-  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

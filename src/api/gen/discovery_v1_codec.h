@@ -11,6 +11,10 @@ namespace kcm::api::discovery::v1 {
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EndpointConditions& out);
 void encodeValue(::kcm::api::JsonWriter& w, const EndpointConditions& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ForNode& out);
+void encodeValue(::kcm::api::JsonWriter& w, const ForNode& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ForZone& out);
+void encodeValue(::kcm::api::JsonWriter& w, const ForZone& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EndpointHints& out);
 void encodeValue(::kcm::api::JsonWriter& w, const EndpointHints& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Endpoint& out);
@@ -21,9 +25,5 @@ void encodeValue(::kcm::api::JsonWriter& w, const EndpointPort& in);
 void encodeValue(::kcm::api::JsonWriter& w, const EndpointSlice& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EndpointSliceList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const EndpointSliceList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ForNode& out);
-void encodeValue(::kcm::api::JsonWriter& w, const ForNode& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ForZone& out);
-void encodeValue(::kcm::api::JsonWriter& w, const ForZone& in);
 
 }  // namespace kcm::api::discovery::v1

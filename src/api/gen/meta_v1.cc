@@ -48,6 +48,45 @@ void encodeValue(JsonWriter& w, const GroupVersionForDiscovery& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServerAddressByClientCIDR& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 10:
+        if (key == "clientCIDR") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.clientCIDR)) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "serverAddress") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.serverAddress)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ServerAddressByClientCIDR& in) {
+  w.beginObject();
+  w.key("clientCIDR"); encodeValue(w, in.clientCIDR);
+  w.key("serverAddress"); encodeValue(w, in.serverAddress);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, APIGroup& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -655,45 +694,6 @@ void encodeValue(JsonWriter& w, const GroupResource& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LabelSelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 11:
-        if (key == "matchLabels") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.matchLabels, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "matchExpressions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchExpressions, [](::simdjson::ondemand::value x, ::kcm::api::meta::v1::LabelSelectorRequirement& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const LabelSelector& in) {
-  w.beginObject();
-  if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::meta::v1::LabelSelectorRequirement& x) { encodeValue(w, x); }); }
-  if (!(in.matchLabels.empty())) { w.key("matchLabels"); encodeMap(w, in.matchLabels, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LabelSelectorRequirement& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -737,6 +737,45 @@ void encodeValue(JsonWriter& w, const LabelSelectorRequirement& in) {
   w.key("key"); encodeValue(w, in.key);
   w.key("operator"); encodeValue(w, in.operator_);
   if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LabelSelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 11:
+        if (key == "matchLabels") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.matchLabels, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "matchExpressions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.matchExpressions, [](::simdjson::ondemand::value x, ::kcm::api::meta::v1::LabelSelectorRequirement& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const LabelSelector& in) {
+  w.beginObject();
+  if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::meta::v1::LabelSelectorRequirement& x) { encodeValue(w, x); }); }
+  if (!(in.matchLabels.empty())) { w.key("matchLabels"); encodeMap(w, in.matchLabels, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -914,6 +953,75 @@ void encodeValue(JsonWriter& w, const ManagedFieldsEntry& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, OwnerReference& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "uid") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.uid)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        if (key == "controller") {
+          if (isNull(val)) { out.controller.reset(); continue; }
+          auto& t = out.controller.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "blockOwnerDeletion") {
+          if (isNull(val)) { out.blockOwnerDeletion.reset(); continue; }
+          auto& t = out.blockOwnerDeletion.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const OwnerReference& in) {
+  w.beginObject();
+  w.key("apiVersion"); encodeValue(w, in.apiVersion);
+  if (in.blockOwnerDeletion) { w.key("blockOwnerDeletion"); encodeValue(w, *in.blockOwnerDeletion); }
+  if (in.controller) { w.key("controller"); encodeValue(w, *in.controller); }
+  w.key("kind"); encodeValue(w, in.kind);
+  w.key("name"); encodeValue(w, in.name);
+  w.key("uid"); encodeValue(w, in.uid);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ObjectMeta& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1053,75 +1161,6 @@ void encodeValue(JsonWriter& w, const ObjectMeta& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, OwnerReference& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "uid") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.uid)) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        if (key == "controller") {
-          if (isNull(val)) { out.controller.reset(); continue; }
-          auto& t = out.controller.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "blockOwnerDeletion") {
-          if (isNull(val)) { out.blockOwnerDeletion.reset(); continue; }
-          auto& t = out.blockOwnerDeletion.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const OwnerReference& in) {
-  w.beginObject();
-  w.key("apiVersion"); encodeValue(w, in.apiVersion);
-  if (in.blockOwnerDeletion) { w.key("blockOwnerDeletion"); encodeValue(w, *in.blockOwnerDeletion); }
-  if (in.controller) { w.key("controller"); encodeValue(w, *in.controller); }
-  w.key("kind"); encodeValue(w, in.kind);
-  w.key("name"); encodeValue(w, in.name);
-  w.key("uid"); encodeValue(w, in.uid);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PartialObjectMetadata& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1224,7 +1263,7 @@ void encodeValue(JsonWriter& w, const PartialObjectMetadataList& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServerAddressByClientCIDR& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StatusCause& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -1233,17 +1272,24 @@ void encodeValue(JsonWriter& w, const PartialObjectMetadataList& in) {
     ::simdjson::ondemand::value val;
     if (auto e = field.value().get(val)) return e;
     switch (key.size()) {
-      case 10:
-        if (key == "clientCIDR") {
+      case 5:
+        if (key == "field") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.clientCIDR)) return e;
+          if (auto e = decodeValue(val, out.field)) return e;
           continue;
         }
         break;
-      case 13:
-        if (key == "serverAddress") {
+      case 6:
+        if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.serverAddress)) return e;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
           continue;
         }
         break;
@@ -1255,10 +1301,11 @@ void encodeValue(JsonWriter& w, const PartialObjectMetadataList& in) {
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const ServerAddressByClientCIDR& in) {
+void encodeValue(JsonWriter& w, const StatusCause& in) {
   w.beginObject();
-  w.key("clientCIDR"); encodeValue(w, in.clientCIDR);
-  w.key("serverAddress"); encodeValue(w, in.serverAddress);
+  if (!(in.field.empty())) { w.key("field"); encodeValue(w, in.field); }
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1410,53 +1457,6 @@ void encodeValue(JsonWriter& w, const Status& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
   if (!(in.status.empty())) { w.key("status"); encodeValue(w, in.status); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StatusCause& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "field") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.field)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const StatusCause& in) {
-  w.beginObject();
-  if (!(in.field.empty())) { w.key("field"); encodeValue(w, in.field); }
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  if (!(in.reason.empty())) { w.key("reason"); encodeValue(w, in.reason); }
   in.unknownFields.emit(w);
   w.endObject();
 }

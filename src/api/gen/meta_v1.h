@@ -13,6 +13,7 @@
 namespace kcm::api::meta::v1 {
 
 struct GroupVersionForDiscovery;
+struct ServerAddressByClientCIDR;
 struct APIGroup;
 struct APIGroupList;
 struct APIResource;
@@ -23,24 +24,29 @@ struct Preconditions;
 struct DeleteOptions;
 struct FieldSelectorRequirement;
 struct GroupResource;
-struct LabelSelector;
 struct LabelSelectorRequirement;
+struct LabelSelector;
 struct ShardInfo;
 struct ListMeta;
 struct ManagedFieldsEntry;
-struct ObjectMeta;
 struct OwnerReference;
+struct ObjectMeta;
 struct PartialObjectMetadata;
 struct PartialObjectMetadataList;
-struct ServerAddressByClientCIDR;
+struct StatusCause;
 struct StatusDetails;
 struct Status;
-struct StatusCause;
 struct WatchEvent;
 
 struct GroupVersionForDiscovery {
   std::string groupVersion{};
   std::string version{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ServerAddressByClientCIDR {
+  std::string clientCIDR{};
+  std::string serverAddress{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -132,16 +138,16 @@ struct GroupResource {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct LabelSelector {
-  std::vector<::kcm::api::meta::v1::LabelSelectorRequirement> matchExpressions{};
-  ::kcm::api::StringMap<std::string> matchLabels{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct LabelSelectorRequirement {
   std::string key{};
   std::string operator_{};
   std::vector<std::string> values{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct LabelSelector {
+  std::vector<::kcm::api::meta::v1::LabelSelectorRequirement> matchExpressions{};
+  ::kcm::api::StringMap<std::string> matchLabels{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -170,6 +176,16 @@ struct ManagedFieldsEntry {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct OwnerReference {
+  std::string apiVersion{};
+  std::optional<bool> blockOwnerDeletion{};
+  std::optional<bool> controller{};
+  std::string kind{};
+  std::string name{};
+  std::string uid{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct ObjectMeta {
   ::kcm::api::StringMap<std::string> annotations{};
   ::kcm::api::Time creationTimestamp{};
@@ -189,16 +205,6 @@ struct ObjectMeta {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct OwnerReference {
-  std::string apiVersion{};
-  std::optional<bool> blockOwnerDeletion{};
-  std::optional<bool> controller{};
-  std::string kind{};
-  std::string name{};
-  std::string uid{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct PartialObjectMetadata {
   std::string apiVersion{};
   std::string kind{};
@@ -214,9 +220,10 @@ struct PartialObjectMetadataList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct ServerAddressByClientCIDR {
-  std::string clientCIDR{};
-  std::string serverAddress{};
+struct StatusCause {
+  std::string field{};
+  std::string message{};
+  std::string reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -239,13 +246,6 @@ struct Status {
   ::kcm::api::meta::v1::ListMeta metadata{};
   std::string reason{};
   std::string status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct StatusCause {
-  std::string field{};
-  std::string message{};
-  std::string reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

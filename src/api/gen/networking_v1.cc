@@ -439,6 +439,83 @@ void encodeValue(JsonWriter& w, const IPBlock& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressRule& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "host") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.host)) return e;
+          continue;
+        }
+        if (key == "http") {
+          if (isNull(val)) { out.http.reset(); continue; }
+          auto& t = out.http.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const IngressRule& in) {
+  w.beginObject();
+  if (!(in.host.empty())) { w.key("host"); encodeValue(w, in.host); }
+  if (in.http) { w.key("http"); encodeValue(w, *in.http); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressTLS& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "hosts") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.hosts, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "secretName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.secretName)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const IngressTLS& in) {
+  w.beginObject();
+  if (!(in.hosts.empty())) { w.key("hosts"); encodeArray(w, in.hosts, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.secretName.empty())) { w.key("secretName"); encodeValue(w, in.secretName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressSpec& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -492,6 +569,101 @@ void encodeValue(JsonWriter& w, const IngressSpec& in) {
   if (in.ingressClassName) { w.key("ingressClassName"); encodeValue(w, *in.ingressClassName); }
   if (!(in.rules.empty())) { w.key("rules"); encodeArray(w, in.rules, [](JsonWriter& w, const ::kcm::api::networking::v1::IngressRule& x) { encodeValue(w, x); }); }
   if (!(in.tls.empty())) { w.key("tls"); encodeArray(w, in.tls, [](JsonWriter& w, const ::kcm::api::networking::v1::IngressTLS& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressPortStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "port") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.port)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "error") {
+          if (isNull(val)) { out.error.reset(); continue; }
+          auto& t = out.error.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "protocol") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.protocol)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const IngressPortStatus& in) {
+  w.beginObject();
+  if (in.error) { w.key("error"); encodeValue(w, *in.error); }
+  w.key("port"); encodeValue(w, in.port);
+  w.key("protocol"); encodeValue(w, in.protocol);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressLoadBalancerIngress& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 2:
+        if (key == "ip") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.ip)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "ports") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::IngressPortStatus& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "hostname") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.hostname)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const IngressLoadBalancerIngress& in) {
+  w.beginObject();
+  if (!(in.hostname.empty())) { w.key("hostname"); encodeValue(w, in.hostname); }
+  if (!(in.ip.empty())) { w.key("ip"); encodeValue(w, in.ip); }
+  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::networking::v1::IngressPortStatus& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -884,7 +1056,7 @@ void encodeValue(JsonWriter& w, const IngressList& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressLoadBalancerIngress& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyPeer& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -893,24 +1065,27 @@ void encodeValue(JsonWriter& w, const IngressList& in) {
     ::simdjson::ondemand::value val;
     if (auto e = field.value().get(val)) return e;
     switch (key.size()) {
-      case 2:
-        if (key == "ip") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.ip)) return e;
+      case 7:
+        if (key == "ipBlock") {
+          if (isNull(val)) { out.ipBlock.reset(); continue; }
+          auto& t = out.ipBlock.emplace();
+          if (auto e = decodeValue(val, t)) return e;
           continue;
         }
         break;
-      case 5:
-        if (key == "ports") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::IngressPortStatus& o) { return decodeValue(x, o); })) return e;
+      case 11:
+        if (key == "podSelector") {
+          if (isNull(val)) { out.podSelector.reset(); continue; }
+          auto& t = out.podSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
           continue;
         }
         break;
-      case 8:
-        if (key == "hostname") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.hostname)) return e;
+      case 17:
+        if (key == "namespaceSelector") {
+          if (isNull(val)) { out.namespaceSelector.reset(); continue; }
+          auto& t = out.namespaceSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
           continue;
         }
         break;
@@ -922,16 +1097,16 @@ void encodeValue(JsonWriter& w, const IngressList& in) {
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const IngressLoadBalancerIngress& in) {
+void encodeValue(JsonWriter& w, const NetworkPolicyPeer& in) {
   w.beginObject();
-  if (!(in.hostname.empty())) { w.key("hostname"); encodeValue(w, in.hostname); }
-  if (!(in.ip.empty())) { w.key("ip"); encodeValue(w, in.ip); }
-  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::networking::v1::IngressPortStatus& x) { encodeValue(w, x); }); }
+  if (in.ipBlock) { w.key("ipBlock"); encodeValue(w, *in.ipBlock); }
+  if (in.namespaceSelector) { w.key("namespaceSelector"); encodeValue(w, *in.namespaceSelector); }
+  if (in.podSelector) { w.key("podSelector"); encodeValue(w, *in.podSelector); }
   in.unknownFields.emit(w);
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressPortStatus& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyPort& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -942,23 +1117,25 @@ void encodeValue(JsonWriter& w, const IngressLoadBalancerIngress& in) {
     switch (key.size()) {
       case 4:
         if (key == "port") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.port)) return e;
+          if (isNull(val)) { out.port.reset(); continue; }
+          auto& t = out.port.emplace();
+          if (auto e = decodeValue(val, t)) return e;
           continue;
         }
         break;
-      case 5:
-        if (key == "error") {
-          if (isNull(val)) { out.error.reset(); continue; }
-          auto& t = out.error.emplace();
+      case 7:
+        if (key == "endPort") {
+          if (isNull(val)) { out.endPort.reset(); continue; }
+          auto& t = out.endPort.emplace();
           if (auto e = decodeValue(val, t)) return e;
           continue;
         }
         break;
       case 8:
         if (key == "protocol") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.protocol)) return e;
+          if (isNull(val)) { out.protocol.reset(); continue; }
+          auto& t = out.protocol.emplace();
+          if (auto e = decodeValue(val, t)) return e;
           continue;
         }
         break;
@@ -970,16 +1147,55 @@ void encodeValue(JsonWriter& w, const IngressLoadBalancerIngress& in) {
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const IngressPortStatus& in) {
+void encodeValue(JsonWriter& w, const NetworkPolicyPort& in) {
   w.beginObject();
-  if (in.error) { w.key("error"); encodeValue(w, *in.error); }
-  w.key("port"); encodeValue(w, in.port);
-  w.key("protocol"); encodeValue(w, in.protocol);
+  if (in.endPort) { w.key("endPort"); encodeValue(w, *in.endPort); }
+  if (in.port) { w.key("port"); encodeValue(w, *in.port); }
+  if (in.protocol) { w.key("protocol"); encodeValue(w, *in.protocol); }
   in.unknownFields.emit(w);
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressRule& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyEgressRule& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 2:
+        if (key == "to") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.to, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPeer& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "ports") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPort& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NetworkPolicyEgressRule& in) {
+  w.beginObject();
+  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPort& x) { encodeValue(w, x); }); }
+  if (!(in.to.empty())) { w.key("to"); encodeArray(w, in.to, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPeer& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyIngressRule& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -989,54 +1205,16 @@ void encodeValue(JsonWriter& w, const IngressPortStatus& in) {
     if (auto e = field.value().get(val)) return e;
     switch (key.size()) {
       case 4:
-        if (key == "host") {
+        if (key == "from") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.host)) return e;
-          continue;
-        }
-        if (key == "http") {
-          if (isNull(val)) { out.http.reset(); continue; }
-          auto& t = out.http.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeArray(val, out.from, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPeer& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const IngressRule& in) {
-  w.beginObject();
-  if (!(in.host.empty())) { w.key("host"); encodeValue(w, in.host); }
-  if (in.http) { w.key("http"); encodeValue(w, *in.http); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, IngressTLS& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
       case 5:
-        if (key == "hosts") {
+        if (key == "ports") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.hosts, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "secretName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.secretName)) return e;
+          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPort& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1048,10 +1226,10 @@ void encodeValue(JsonWriter& w, const IngressRule& in) {
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const IngressTLS& in) {
+void encodeValue(JsonWriter& w, const NetworkPolicyIngressRule& in) {
   w.beginObject();
-  if (!(in.hosts.empty())) { w.key("hosts"); encodeArray(w, in.hosts, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.secretName.empty())) { w.key("secretName"); encodeValue(w, in.secretName); }
+  if (!(in.from.empty())) { w.key("from"); encodeArray(w, in.from, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPeer& x) { encodeValue(w, x); }); }
+  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPort& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1162,84 +1340,6 @@ void encodeValue(JsonWriter& w, const NetworkPolicy& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyEgressRule& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 2:
-        if (key == "to") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.to, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPeer& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "ports") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPort& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NetworkPolicyEgressRule& in) {
-  w.beginObject();
-  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPort& x) { encodeValue(w, x); }); }
-  if (!(in.to.empty())) { w.key("to"); encodeArray(w, in.to, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPeer& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyIngressRule& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "from") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.from, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPeer& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "ports") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ports, [](::simdjson::ondemand::value x, ::kcm::api::networking::v1::NetworkPolicyPort& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NetworkPolicyIngressRule& in) {
-  w.beginObject();
-  if (!(in.from.empty())) { w.key("from"); encodeArray(w, in.from, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPeer& x) { encodeValue(w, x); }); }
-  if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyPort& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyList& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1291,106 +1391,6 @@ void encodeValue(JsonWriter& w, const NetworkPolicyList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicy& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyPeer& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 7:
-        if (key == "ipBlock") {
-          if (isNull(val)) { out.ipBlock.reset(); continue; }
-          auto& t = out.ipBlock.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "podSelector") {
-          if (isNull(val)) { out.podSelector.reset(); continue; }
-          auto& t = out.podSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "namespaceSelector") {
-          if (isNull(val)) { out.namespaceSelector.reset(); continue; }
-          auto& t = out.namespaceSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NetworkPolicyPeer& in) {
-  w.beginObject();
-  if (in.ipBlock) { w.key("ipBlock"); encodeValue(w, *in.ipBlock); }
-  if (in.namespaceSelector) { w.key("namespaceSelector"); encodeValue(w, *in.namespaceSelector); }
-  if (in.podSelector) { w.key("podSelector"); encodeValue(w, *in.podSelector); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkPolicyPort& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "port") {
-          if (isNull(val)) { out.port.reset(); continue; }
-          auto& t = out.port.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "endPort") {
-          if (isNull(val)) { out.endPort.reset(); continue; }
-          auto& t = out.endPort.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "protocol") {
-          if (isNull(val)) { out.protocol.reset(); continue; }
-          auto& t = out.protocol.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NetworkPolicyPort& in) {
-  w.beginObject();
-  if (in.endPort) { w.key("endPort"); encodeValue(w, *in.endPort); }
-  if (in.port) { w.key("port"); encodeValue(w, *in.port); }
-  if (in.protocol) { w.key("protocol"); encodeValue(w, *in.protocol); }
   in.unknownFields.emit(w);
   w.endObject();
 }

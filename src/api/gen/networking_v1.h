@@ -24,7 +24,11 @@ struct IPAddressSpec;
 struct IPAddress;
 struct IPAddressList;
 struct IPBlock;
+struct IngressRule;
+struct IngressTLS;
 struct IngressSpec;
+struct IngressPortStatus;
+struct IngressLoadBalancerIngress;
 struct IngressLoadBalancerStatus;
 struct IngressStatus;
 struct Ingress;
@@ -33,17 +37,13 @@ struct IngressClassSpec;
 struct IngressClass;
 struct IngressClassList;
 struct IngressList;
-struct IngressLoadBalancerIngress;
-struct IngressPortStatus;
-struct IngressRule;
-struct IngressTLS;
-struct NetworkPolicySpec;
-struct NetworkPolicy;
-struct NetworkPolicyEgressRule;
-struct NetworkPolicyIngressRule;
-struct NetworkPolicyList;
 struct NetworkPolicyPeer;
 struct NetworkPolicyPort;
+struct NetworkPolicyEgressRule;
+struct NetworkPolicyIngressRule;
+struct NetworkPolicySpec;
+struct NetworkPolicy;
+struct NetworkPolicyList;
 struct ServiceCIDRSpec;
 struct ServiceCIDRStatus;
 struct ServiceCIDR;
@@ -114,11 +114,37 @@ struct IPBlock {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct IngressRule {
+  std::string host{};
+  ::kcm::api::Box<::kcm::api::networking::v1::HTTPIngressRuleValue> http{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct IngressTLS {
+  std::vector<std::string> hosts{};
+  std::string secretName{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct IngressSpec {
   ::kcm::api::Box<::kcm::api::networking::v1::IngressBackend> defaultBackend{};
   std::optional<std::string> ingressClassName{};
   std::vector<::kcm::api::networking::v1::IngressRule> rules{};
   std::vector<::kcm::api::networking::v1::IngressTLS> tls{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct IngressPortStatus {
+  std::optional<std::string> error{};
+  int32_t port{};
+  std::string protocol{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct IngressLoadBalancerIngress {
+  std::string hostname{};
+  std::string ip{};
+  std::vector<::kcm::api::networking::v1::IngressPortStatus> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -180,29 +206,29 @@ struct IngressList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct IngressLoadBalancerIngress {
-  std::string hostname{};
-  std::string ip{};
-  std::vector<::kcm::api::networking::v1::IngressPortStatus> ports{};
+struct NetworkPolicyPeer {
+  ::kcm::api::Box<::kcm::api::networking::v1::IPBlock> ipBlock{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> podSelector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct IngressPortStatus {
-  std::optional<std::string> error{};
-  int32_t port{};
-  std::string protocol{};
+struct NetworkPolicyPort {
+  std::optional<int32_t> endPort{};
+  std::optional<::kcm::api::IntOrString> port{};
+  std::optional<std::string> protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct IngressRule {
-  std::string host{};
-  ::kcm::api::Box<::kcm::api::networking::v1::HTTPIngressRuleValue> http{};
+struct NetworkPolicyEgressRule {
+  std::vector<::kcm::api::networking::v1::NetworkPolicyPort> ports{};
+  std::vector<::kcm::api::networking::v1::NetworkPolicyPeer> to{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct IngressTLS {
-  std::vector<std::string> hosts{};
-  std::string secretName{};
+struct NetworkPolicyIngressRule {
+  std::vector<::kcm::api::networking::v1::NetworkPolicyPeer> from{};
+  std::vector<::kcm::api::networking::v1::NetworkPolicyPort> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -222,37 +248,11 @@ struct NetworkPolicy {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct NetworkPolicyEgressRule {
-  std::vector<::kcm::api::networking::v1::NetworkPolicyPort> ports{};
-  std::vector<::kcm::api::networking::v1::NetworkPolicyPeer> to{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NetworkPolicyIngressRule {
-  std::vector<::kcm::api::networking::v1::NetworkPolicyPeer> from{};
-  std::vector<::kcm::api::networking::v1::NetworkPolicyPort> ports{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct NetworkPolicyList {
   std::string apiVersion{};
   std::vector<::kcm::api::networking::v1::NetworkPolicy> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NetworkPolicyPeer {
-  ::kcm::api::Box<::kcm::api::networking::v1::IPBlock> ipBlock{};
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> podSelector{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NetworkPolicyPort {
-  std::optional<int32_t> endPort{};
-  std::optional<::kcm::api::IntOrString> port{};
-  std::optional<std::string> protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -40,6 +40,67 @@ void encodeValue(JsonWriter& w, const AggregationRule& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PolicyRule& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "verbs") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "apiGroups") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "resources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 13:
+        if (key == "resourceNames") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "nonResourceURLs") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.nonResourceURLs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PolicyRule& in) {
+  w.beginObject();
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.nonResourceURLs.empty())) { w.key("nonResourceURLs"); encodeArray(w, in.nonResourceURLs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ClusterRole& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -145,6 +206,59 @@ void encodeValue(JsonWriter& w, const RoleRef& in) {
   w.key("apiGroup"); encodeValue(w, in.apiGroup);
   w.key("kind"); encodeValue(w, in.kind);
   w.key("name"); encodeValue(w, in.name);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Subject& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "apiGroup") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiGroup)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "namespace") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.namespace_)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Subject& in) {
+  w.beginObject();
+  if (!(in.apiGroup.empty())) { w.key("apiGroup"); encodeValue(w, in.apiGroup); }
+  w.key("kind"); encodeValue(w, in.kind);
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.namespace_.empty())) { w.key("namespace"); encodeValue(w, in.namespace_); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -316,67 +430,6 @@ void encodeValue(JsonWriter& w, const ClusterRoleList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::rbac::v1::ClusterRole& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PolicyRule& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "verbs") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "apiGroups") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "resources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 13:
-        if (key == "resourceNames") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "nonResourceURLs") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.nonResourceURLs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PolicyRule& in) {
-  w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.nonResourceURLs.empty())) { w.key("nonResourceURLs"); encodeArray(w, in.nonResourceURLs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -603,59 +656,6 @@ void encodeValue(JsonWriter& w, const RoleList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::rbac::v1::Role& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Subject& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "apiGroup") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiGroup)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "namespace") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Subject& in) {
-  w.beginObject();
-  if (!(in.apiGroup.empty())) { w.key("apiGroup"); encodeValue(w, in.apiGroup); }
-  w.key("kind"); encodeValue(w, in.kind);
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.namespace_.empty())) { w.key("namespace"); encodeValue(w, in.namespace_); }
   in.unknownFields.emit(w);
   w.endObject();
 }

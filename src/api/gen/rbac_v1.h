@@ -14,20 +14,29 @@
 namespace kcm::api::rbac::v1 {
 
 struct AggregationRule;
+struct PolicyRule;
 struct ClusterRole;
 struct RoleRef;
+struct Subject;
 struct ClusterRoleBinding;
 struct ClusterRoleBindingList;
 struct ClusterRoleList;
-struct PolicyRule;
 struct Role;
 struct RoleBinding;
 struct RoleBindingList;
 struct RoleList;
-struct Subject;
 
 struct AggregationRule {
   std::vector<::kcm::api::meta::v1::LabelSelector> clusterRoleSelectors{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PolicyRule {
+  std::vector<std::string> apiGroups{};
+  std::vector<std::string> nonResourceURLs{};
+  std::vector<std::string> resourceNames{};
+  std::vector<std::string> resources{};
+  std::vector<std::string> verbs{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -44,6 +53,14 @@ struct RoleRef {
   std::string apiGroup{};
   std::string kind{};
   std::string name{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Subject {
+  std::string apiGroup{};
+  std::string kind{};
+  std::string name{};
+  std::string namespace_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -69,15 +86,6 @@ struct ClusterRoleList {
   std::vector<::kcm::api::rbac::v1::ClusterRole> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PolicyRule {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> nonResourceURLs{};
-  std::vector<std::string> resourceNames{};
-  std::vector<std::string> resources{};
-  std::vector<std::string> verbs{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -111,14 +119,6 @@ struct RoleList {
   std::vector<::kcm::api::rbac::v1::Role> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct Subject {
-  std::string apiGroup{};
-  std::string kind{};
-  std::string name{};
-  std::string namespace_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -10,18 +10,20 @@ namespace kcm::api::rbac::v1 {
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, AggregationRule& out);
 void encodeValue(::kcm::api::JsonWriter& w, const AggregationRule& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PolicyRule& out);
+void encodeValue(::kcm::api::JsonWriter& w, const PolicyRule& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ClusterRole& out);
 void encodeValue(::kcm::api::JsonWriter& w, const ClusterRole& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RoleRef& out);
 void encodeValue(::kcm::api::JsonWriter& w, const RoleRef& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Subject& out);
+void encodeValue(::kcm::api::JsonWriter& w, const Subject& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ClusterRoleBinding& out);
 void encodeValue(::kcm::api::JsonWriter& w, const ClusterRoleBinding& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ClusterRoleBindingList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const ClusterRoleBindingList& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ClusterRoleList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const ClusterRoleList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PolicyRule& out);
-void encodeValue(::kcm::api::JsonWriter& w, const PolicyRule& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Role& out);
 void encodeValue(::kcm::api::JsonWriter& w, const Role& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RoleBinding& out);
@@ -30,7 +32,5 @@ void encodeValue(::kcm::api::JsonWriter& w, const RoleBinding& in);
 void encodeValue(::kcm::api::JsonWriter& w, const RoleBindingList& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, RoleList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const RoleList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Subject& out);
-void encodeValue(::kcm::api::JsonWriter& w, const Subject& in);
 
 }  // namespace kcm::api::rbac::v1

@@ -134,6 +134,262 @@ void encodeValue(JsonWriter& w, const AllocatedDeviceStatus& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, OpaqueDeviceConfiguration& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "driver") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.driver)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "parameters") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.parameters)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const OpaqueDeviceConfiguration& in) {
+  w.beginObject();
+  w.key("driver"); encodeValue(w, in.driver);
+  w.key("parameters"); encodeValue(w, in.parameters);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceAllocationConfiguration& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "opaque") {
+          if (isNull(val)) { out.opaque.reset(); continue; }
+          auto& t = out.opaque.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "source") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.source)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "requests") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceAllocationConfiguration& in) {
+  w.beginObject();
+  if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
+  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("source"); encodeValue(w, in.source);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceToleration& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "effect") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.effect)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "operator") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.operator_)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "tolerationSeconds") {
+          if (isNull(val)) { out.tolerationSeconds.reset(); continue; }
+          auto& t = out.tolerationSeconds.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceToleration& in) {
+  w.beginObject();
+  if (!(in.effect.empty())) { w.key("effect"); encodeValue(w, in.effect); }
+  if (!(in.key.empty())) { w.key("key"); encodeValue(w, in.key); }
+  if (!(in.operator_.empty())) { w.key("operator"); encodeValue(w, in.operator_); }
+  if (in.tolerationSeconds) { w.key("tolerationSeconds"); encodeValue(w, *in.tolerationSeconds); }
+  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceRequestAllocationResult& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "pool") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.pool)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "device") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.device)) return e;
+          continue;
+        }
+        if (key == "driver") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.driver)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "request") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.request)) return e;
+          continue;
+        }
+        if (key == "shareID") {
+          if (isNull(val)) { out.shareID.reset(); continue; }
+          auto& t = out.shareID.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "adminAccess") {
+          if (isNull(val)) { out.adminAccess.reset(); continue; }
+          auto& t = out.adminAccess.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "tolerations") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.tolerations, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceToleration& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "consumedCapacity") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.consumedCapacity, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "bindingConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "skipNodeOperations") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.skipNodeOperations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 24:
+        if (key == "bindingFailureConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceRequestAllocationResult& in) {
+  w.beginObject();
+  if (in.adminAccess) { w.key("adminAccess"); encodeValue(w, *in.adminAccess); }
+  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.consumedCapacity.empty())) { w.key("consumedCapacity"); encodeMap(w, in.consumedCapacity, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
+  w.key("device"); encodeValue(w, in.device);
+  w.key("driver"); encodeValue(w, in.driver);
+  w.key("pool"); encodeValue(w, in.pool);
+  w.key("request"); encodeValue(w, in.request);
+  if (in.shareID) { w.key("shareID"); encodeValue(w, *in.shareID); }
+  if (!(in.skipNodeOperations.empty())) { w.key("skipNodeOperations"); encodeArray(w, in.skipNodeOperations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.tolerations.empty())) { w.key("tolerations"); encodeArray(w, in.tolerations, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceToleration& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceAllocationResult& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -451,215 +707,6 @@ void encodeValue(JsonWriter& w, const CounterSet& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Device& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "taints") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.taints, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceTaint& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "allNodes") {
-          if (isNull(val)) { out.allNodes.reset(); continue; }
-          auto& t = out.allNodes.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "capacity") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.capacity, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceCapacity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "nodeName") {
-          if (isNull(val)) { out.nodeName.reset(); continue; }
-          auto& t = out.nodeName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "attributes") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.attributes, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceAttribute& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "bindsToNode") {
-          if (isNull(val)) { out.bindsToNode.reset(); continue; }
-          auto& t = out.bindsToNode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "nodeSelector") {
-          if (isNull(val)) { out.nodeSelector.reset(); continue; }
-          auto& t = out.nodeSelector.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "consumesCounters") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.consumesCounters, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceCounterConsumption& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "bindingConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 24:
-        if (key == "allowMultipleAllocations") {
-          if (isNull(val)) { out.allowMultipleAllocations.reset(); continue; }
-          auto& t = out.allowMultipleAllocations.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "bindingFailureConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        if (key == "nodeAllocatableResources") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.nodeAllocatableResources, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::NodeAllocatableResource& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const Device& in) {
-  w.beginObject();
-  if (in.allNodes) { w.key("allNodes"); encodeValue(w, *in.allNodes); }
-  if (in.allowMultipleAllocations) { w.key("allowMultipleAllocations"); encodeValue(w, *in.allowMultipleAllocations); }
-  if (!(in.attributes.empty())) { w.key("attributes"); encodeMap(w, in.attributes, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceAttribute& x) { encodeValue(w, x); }); }
-  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (in.bindsToNode) { w.key("bindsToNode"); encodeValue(w, *in.bindsToNode); }
-  if (!(in.capacity.empty())) { w.key("capacity"); encodeMap(w, in.capacity, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceCapacity& x) { encodeValue(w, x); }); }
-  if (!(in.consumesCounters.empty())) { w.key("consumesCounters"); encodeArray(w, in.consumesCounters, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceCounterConsumption& x) { encodeValue(w, x); }); }
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.nodeAllocatableResources.empty())) { w.key("nodeAllocatableResources"); encodeMap(w, in.nodeAllocatableResources, [](JsonWriter& w, const ::kcm::api::resource::v1::NodeAllocatableResource& x) { encodeValue(w, x); }); }
-  if (in.nodeName) { w.key("nodeName"); encodeValue(w, *in.nodeName); }
-  if (in.nodeSelector) { w.key("nodeSelector"); encodeValue(w, *in.nodeSelector); }
-  if (!(in.taints.empty())) { w.key("taints"); encodeArray(w, in.taints, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceTaint& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, OpaqueDeviceConfiguration& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "driver") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "parameters") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.parameters)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const OpaqueDeviceConfiguration& in) {
-  w.beginObject();
-  w.key("driver"); encodeValue(w, in.driver);
-  w.key("parameters"); encodeValue(w, in.parameters);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceAllocationConfiguration& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "opaque") {
-          if (isNull(val)) { out.opaque.reset(); continue; }
-          auto& t = out.opaque.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "source") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.source)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "requests") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceAllocationConfiguration& in) {
-  w.beginObject();
-  if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
-  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("source"); encodeValue(w, in.source);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceAttribute& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -787,7 +834,7 @@ void encodeValue(JsonWriter& w, const DeviceCapacity& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClaim& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceCounterConsumption& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -796,24 +843,24 @@ void encodeValue(JsonWriter& w, const DeviceCapacity& in) {
     ::simdjson::ondemand::value val;
     if (auto e = field.value().get(val)) return e;
     switch (key.size()) {
-      case 6:
-        if (key == "config") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.config, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceClaimConfiguration& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
       case 8:
-        if (key == "requests") {
+        if (key == "counters") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceRequest& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.counters, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::Counter& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
-      case 11:
-        if (key == "constraints") {
+      case 10:
+        if (key == "counterSet") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.constraints, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceConstraint& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeValue(val, out.counterSet)) return e;
+          continue;
+        }
+        break;
+      case 19:
+        if (key == "compatibilityGroups") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.compatibilityGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -825,11 +872,323 @@ void encodeValue(JsonWriter& w, const DeviceCapacity& in) {
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const DeviceClaim& in) {
+void encodeValue(JsonWriter& w, const DeviceCounterConsumption& in) {
   w.beginObject();
-  if (!(in.config.empty())) { w.key("config"); encodeArray(w, in.config, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceClaimConfiguration& x) { encodeValue(w, x); }); }
-  if (!(in.constraints.empty())) { w.key("constraints"); encodeArray(w, in.constraints, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceConstraint& x) { encodeValue(w, x); }); }
-  w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceRequest& x) { encodeValue(w, x); });
+  if (!(in.compatibilityGroups.empty())) { w.key("compatibilityGroups"); encodeArray(w, in.compatibilityGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  w.key("counterSet"); encodeValue(w, in.counterSet);
+  w.key("counters"); encodeMap(w, in.counters, [](JsonWriter& w, const ::kcm::api::resource::v1::Counter& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceTaint& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "value") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.value)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "effect") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.effect)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "timeAdded") {
+          if (isNull(val)) { out.timeAdded.reset(); continue; }
+          auto& t = out.timeAdded.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceTaint& in) {
+  w.beginObject();
+  w.key("effect"); encodeValue(w, in.effect);
+  w.key("key"); encodeValue(w, in.key);
+  if (in.timeAdded) { w.key("timeAdded"); encodeValue(w, *in.timeAdded); }
+  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableMapping& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 11:
+        if (key == "capacityKey") {
+          if (isNull(val)) { out.capacityKey.reset(); continue; }
+          auto& t = out.capacityKey.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "deviceMultiplier") {
+          if (isNull(val)) { out.deviceMultiplier.reset(); continue; }
+          auto& t = out.deviceMultiplier.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "capacityMultiplier") {
+          if (isNull(val)) { out.capacityMultiplier.reset(); continue; }
+          auto& t = out.capacityMultiplier.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeAllocatableMapping& in) {
+  w.beginObject();
+  if (in.capacityKey) { w.key("capacityKey"); encodeValue(w, *in.capacityKey); }
+  if (in.capacityMultiplier) { w.key("capacityMultiplier"); encodeValue(w, *in.capacityMultiplier); }
+  if (in.deviceMultiplier) { w.key("deviceMultiplier"); encodeValue(w, *in.deviceMultiplier); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableOverhead& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "perPod") {
+          if (isNull(val)) { out.perPod.reset(); continue; }
+          auto& t = out.perPod.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "perContainer") {
+          if (isNull(val)) { out.perContainer.reset(); continue; }
+          auto& t = out.perContainer.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeAllocatableOverhead& in) {
+  w.beginObject();
+  if (in.perContainer) { w.key("perContainer"); encodeValue(w, *in.perContainer); }
+  if (in.perPod) { w.key("perPod"); encodeValue(w, *in.perPod); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableResource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 7:
+        if (key == "mapping") {
+          if (isNull(val)) { out.mapping.reset(); continue; }
+          auto& t = out.mapping.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "overhead") {
+          if (isNull(val)) { out.overhead.reset(); continue; }
+          auto& t = out.overhead.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const NodeAllocatableResource& in) {
+  w.beginObject();
+  if (in.mapping) { w.key("mapping"); encodeValue(w, *in.mapping); }
+  if (in.overhead) { w.key("overhead"); encodeValue(w, *in.overhead); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Device& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "taints") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.taints, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceTaint& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "allNodes") {
+          if (isNull(val)) { out.allNodes.reset(); continue; }
+          auto& t = out.allNodes.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "capacity") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.capacity, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceCapacity& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "nodeName") {
+          if (isNull(val)) { out.nodeName.reset(); continue; }
+          auto& t = out.nodeName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "attributes") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.attributes, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceAttribute& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "bindsToNode") {
+          if (isNull(val)) { out.bindsToNode.reset(); continue; }
+          auto& t = out.bindsToNode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "nodeSelector") {
+          if (isNull(val)) { out.nodeSelector.reset(); continue; }
+          auto& t = out.nodeSelector.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "consumesCounters") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.consumesCounters, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceCounterConsumption& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "bindingConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 24:
+        if (key == "allowMultipleAllocations") {
+          if (isNull(val)) { out.allowMultipleAllocations.reset(); continue; }
+          auto& t = out.allowMultipleAllocations.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "bindingFailureConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        if (key == "nodeAllocatableResources") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.nodeAllocatableResources, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::NodeAllocatableResource& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const Device& in) {
+  w.beginObject();
+  if (in.allNodes) { w.key("allNodes"); encodeValue(w, *in.allNodes); }
+  if (in.allowMultipleAllocations) { w.key("allowMultipleAllocations"); encodeValue(w, *in.allowMultipleAllocations); }
+  if (!(in.attributes.empty())) { w.key("attributes"); encodeMap(w, in.attributes, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceAttribute& x) { encodeValue(w, x); }); }
+  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (in.bindsToNode) { w.key("bindsToNode"); encodeValue(w, *in.bindsToNode); }
+  if (!(in.capacity.empty())) { w.key("capacity"); encodeMap(w, in.capacity, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceCapacity& x) { encodeValue(w, x); }); }
+  if (!(in.consumesCounters.empty())) { w.key("consumesCounters"); encodeArray(w, in.consumesCounters, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceCounterConsumption& x) { encodeValue(w, x); }); }
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.nodeAllocatableResources.empty())) { w.key("nodeAllocatableResources"); encodeMap(w, in.nodeAllocatableResources, [](JsonWriter& w, const ::kcm::api::resource::v1::NodeAllocatableResource& x) { encodeValue(w, x); }); }
+  if (in.nodeName) { w.key("nodeName"); encodeValue(w, *in.nodeName); }
+  if (in.nodeSelector) { w.key("nodeSelector"); encodeValue(w, *in.nodeSelector); }
+  if (!(in.taints.empty())) { w.key("taints"); encodeArray(w, in.taints, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceTaint& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -870,194 +1229,6 @@ void encodeValue(JsonWriter& w, const DeviceClaimConfiguration& in) {
   w.beginObject();
   if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
   if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClassSpec& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "config") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.config, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceClassConfiguration& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "selectors") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.selectors, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceSelector& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 20:
-        if (key == "extendedResourceName") {
-          if (isNull(val)) { out.extendedResourceName.reset(); continue; }
-          auto& t = out.extendedResourceName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceClassSpec& in) {
-  w.beginObject();
-  if (!(in.config.empty())) { w.key("config"); encodeArray(w, in.config, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceClassConfiguration& x) { encodeValue(w, x); }); }
-  if (in.extendedResourceName) { w.key("extendedResourceName"); encodeValue(w, *in.extendedResourceName); }
-  if (!(in.selectors.empty())) { w.key("selectors"); encodeArray(w, in.selectors, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceSelector& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClass& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        if (key == "spec") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.spec)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceClass& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
-  w.key("spec"); encodeValue(w, in.spec);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClassConfiguration& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "opaque") {
-          if (isNull(val)) { out.opaque.reset(); continue; }
-          auto& t = out.opaque.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceClassConfiguration& in) {
-  w.beginObject();
-  if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClassList& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "kind") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "items") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceClass& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "metadata") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.metadata)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "apiVersion") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceClassList& in) {
-  w.beginObject();
-  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceClass& x) { encodeValue(w, x); });
-  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
-  w.key("metadata"); encodeValue(w, in.metadata);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1111,53 +1282,6 @@ void encodeValue(JsonWriter& w, const DeviceConstraint& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceCounterConsumption& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "counters") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.counters, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::Counter& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "counterSet") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.counterSet)) return e;
-          continue;
-        }
-        break;
-      case 19:
-        if (key == "compatibilityGroups") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.compatibilityGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceCounterConsumption& in) {
-  w.beginObject();
-  if (!(in.compatibilityGroups.empty())) { w.key("compatibilityGroups"); encodeArray(w, in.compatibilityGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("counterSet"); encodeValue(w, in.counterSet);
-  w.key("counters"); encodeMap(w, in.counters, [](JsonWriter& w, const ::kcm::api::resource::v1::Counter& x) { encodeValue(w, x); });
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceDerivedAttribute& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -1193,6 +1317,126 @@ void encodeValue(JsonWriter& w, const DeviceDerivedAttribute& in) {
   w.beginObject();
   w.key("expression"); encodeValue(w, in.expression);
   w.key("name"); encodeValue(w, in.name);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceSelector& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "cel") {
+          if (isNull(val)) { out.cel.reset(); continue; }
+          auto& t = out.cel.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceSelector& in) {
+  w.beginObject();
+  if (in.cel) { w.key("cel"); encodeValue(w, *in.cel); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceSubRequest& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "count") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.count)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "capacity") {
+          if (isNull(val)) { out.capacity.reset(); continue; }
+          auto& t = out.capacity.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "selectors") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.selectors, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceSelector& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "tolerations") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.tolerations, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceToleration& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "allocationMode") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.allocationMode)) return e;
+          continue;
+        }
+        break;
+      case 15:
+        if (key == "deviceClassName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.deviceClassName)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "derivedAttributes") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.derivedAttributes, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceDerivedAttribute& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceSubRequest& in) {
+  w.beginObject();
+  if (!(in.allocationMode.empty())) { w.key("allocationMode"); encodeValue(w, in.allocationMode); }
+  if (in.capacity) { w.key("capacity"); encodeValue(w, *in.capacity); }
+  if (!(in.count == int64_t{})) { w.key("count"); encodeValue(w, in.count); }
+  if (!(in.derivedAttributes.empty())) { w.key("derivedAttributes"); encodeArray(w, in.derivedAttributes, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceDerivedAttribute& x) { encodeValue(w, x); }); }
+  w.key("deviceClassName"); encodeValue(w, in.deviceClassName);
+  w.key("name"); encodeValue(w, in.name);
+  if (!(in.selectors.empty())) { w.key("selectors"); encodeArray(w, in.selectors, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceSelector& x) { encodeValue(w, x); }); }
+  if (!(in.tolerations.empty())) { w.key("tolerations"); encodeArray(w, in.tolerations, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceToleration& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1332,7 +1576,7 @@ void encodeValue(JsonWriter& w, const DeviceRequest& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceRequestAllocationResult& out) {
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClaim& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
@@ -1341,164 +1585,89 @@ void encodeValue(JsonWriter& w, const DeviceRequest& in) {
     ::simdjson::ondemand::value val;
     if (auto e = field.value().get(val)) return e;
     switch (key.size()) {
-      case 4:
-        if (key == "pool") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.pool)) return e;
-          continue;
-        }
-        break;
       case 6:
-        if (key == "device") {
+        if (key == "config") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.device)) return e;
-          continue;
-        }
-        if (key == "driver") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "request") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.request)) return e;
-          continue;
-        }
-        if (key == "shareID") {
-          if (isNull(val)) { out.shareID.reset(); continue; }
-          auto& t = out.shareID.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "adminAccess") {
-          if (isNull(val)) { out.adminAccess.reset(); continue; }
-          auto& t = out.adminAccess.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "tolerations") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.tolerations, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceToleration& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "consumedCapacity") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.consumedCapacity, [](::simdjson::ondemand::value x, ::kcm::api::Quantity& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "bindingConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "skipNodeOperations") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.skipNodeOperations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 24:
-        if (key == "bindingFailureConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceRequestAllocationResult& in) {
-  w.beginObject();
-  if (in.adminAccess) { w.key("adminAccess"); encodeValue(w, *in.adminAccess); }
-  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.consumedCapacity.empty())) { w.key("consumedCapacity"); encodeMap(w, in.consumedCapacity, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
-  w.key("device"); encodeValue(w, in.device);
-  w.key("driver"); encodeValue(w, in.driver);
-  w.key("pool"); encodeValue(w, in.pool);
-  w.key("request"); encodeValue(w, in.request);
-  if (in.shareID) { w.key("shareID"); encodeValue(w, *in.shareID); }
-  if (!(in.skipNodeOperations.empty())) { w.key("skipNodeOperations"); encodeArray(w, in.skipNodeOperations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.tolerations.empty())) { w.key("tolerations"); encodeArray(w, in.tolerations, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceToleration& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceSelector& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "cel") {
-          if (isNull(val)) { out.cel.reset(); continue; }
-          auto& t = out.cel.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceSelector& in) {
-  w.beginObject();
-  if (in.cel) { w.key("cel"); encodeValue(w, *in.cel); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceSubRequest& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "count") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.count)) return e;
+          if (auto e = decodeArray(val, out.config, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceClaimConfiguration& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 8:
-        if (key == "capacity") {
-          if (isNull(val)) { out.capacity.reset(); continue; }
-          auto& t = out.capacity.emplace();
+        if (key == "requests") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceRequest& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "constraints") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.constraints, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceConstraint& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceClaim& in) {
+  w.beginObject();
+  if (!(in.config.empty())) { w.key("config"); encodeArray(w, in.config, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceClaimConfiguration& x) { encodeValue(w, x); }); }
+  if (!(in.constraints.empty())) { w.key("constraints"); encodeArray(w, in.constraints, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceConstraint& x) { encodeValue(w, x); }); }
+  w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceRequest& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClassConfiguration& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "opaque") {
+          if (isNull(val)) { out.opaque.reset(); continue; }
+          auto& t = out.opaque.emplace();
           if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceClassConfiguration& in) {
+  w.beginObject();
+  if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClassSpec& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "config") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.config, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceClassConfiguration& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1509,90 +1678,10 @@ void encodeValue(JsonWriter& w, const DeviceSelector& in) {
           continue;
         }
         break;
-      case 11:
-        if (key == "tolerations") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.tolerations, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceToleration& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "allocationMode") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.allocationMode)) return e;
-          continue;
-        }
-        break;
-      case 15:
-        if (key == "deviceClassName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.deviceClassName)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "derivedAttributes") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.derivedAttributes, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceDerivedAttribute& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceSubRequest& in) {
-  w.beginObject();
-  if (!(in.allocationMode.empty())) { w.key("allocationMode"); encodeValue(w, in.allocationMode); }
-  if (in.capacity) { w.key("capacity"); encodeValue(w, *in.capacity); }
-  if (!(in.count == int64_t{})) { w.key("count"); encodeValue(w, in.count); }
-  if (!(in.derivedAttributes.empty())) { w.key("derivedAttributes"); encodeArray(w, in.derivedAttributes, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceDerivedAttribute& x) { encodeValue(w, x); }); }
-  w.key("deviceClassName"); encodeValue(w, in.deviceClassName);
-  w.key("name"); encodeValue(w, in.name);
-  if (!(in.selectors.empty())) { w.key("selectors"); encodeArray(w, in.selectors, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceSelector& x) { encodeValue(w, x); }); }
-  if (!(in.tolerations.empty())) { w.key("tolerations"); encodeArray(w, in.tolerations, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceToleration& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceTaint& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "effect") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.effect)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "timeAdded") {
-          if (isNull(val)) { out.timeAdded.reset(); continue; }
-          auto& t = out.timeAdded.emplace();
+      case 20:
+        if (key == "extendedResourceName") {
+          if (isNull(val)) { out.extendedResourceName.reset(); continue; }
+          auto& t = out.extendedResourceName.emplace();
           if (auto e = decodeValue(val, t)) return e;
           continue;
         }
@@ -1605,12 +1694,119 @@ void encodeValue(JsonWriter& w, const DeviceSubRequest& in) {
   return ::simdjson::SUCCESS;
 }
 
-void encodeValue(JsonWriter& w, const DeviceTaint& in) {
+void encodeValue(JsonWriter& w, const DeviceClassSpec& in) {
   w.beginObject();
-  w.key("effect"); encodeValue(w, in.effect);
-  w.key("key"); encodeValue(w, in.key);
-  if (in.timeAdded) { w.key("timeAdded"); encodeValue(w, *in.timeAdded); }
-  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
+  if (!(in.config.empty())) { w.key("config"); encodeArray(w, in.config, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceClassConfiguration& x) { encodeValue(w, x); }); }
+  if (in.extendedResourceName) { w.key("extendedResourceName"); encodeValue(w, *in.extendedResourceName); }
+  if (!(in.selectors.empty())) { w.key("selectors"); encodeArray(w, in.selectors, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceSelector& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClass& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        if (key == "spec") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.spec)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceClass& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
+  w.key("spec"); encodeValue(w, in.spec);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceClassList& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "kind") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.kind)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "items") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.items, [](::simdjson::ondemand::value x, ::kcm::api::resource::v1::DeviceClass& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "metadata") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.metadata)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "apiVersion") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DeviceClassList& in) {
+  w.beginObject();
+  if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
+  w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceClass& x) { encodeValue(w, x); });
+  if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
+  w.key("metadata"); encodeValue(w, in.metadata);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1850,202 +2046,6 @@ void encodeValue(JsonWriter& w, const DeviceTaintRuleList& in) {
   w.endObject();
 }
 
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceToleration& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "value") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.value)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "effect") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.effect)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "operator") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "tolerationSeconds") {
-          if (isNull(val)) { out.tolerationSeconds.reset(); continue; }
-          auto& t = out.tolerationSeconds.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DeviceToleration& in) {
-  w.beginObject();
-  if (!(in.effect.empty())) { w.key("effect"); encodeValue(w, in.effect); }
-  if (!(in.key.empty())) { w.key("key"); encodeValue(w, in.key); }
-  if (!(in.operator_.empty())) { w.key("operator"); encodeValue(w, in.operator_); }
-  if (in.tolerationSeconds) { w.key("tolerationSeconds"); encodeValue(w, *in.tolerationSeconds); }
-  if (!(in.value.empty())) { w.key("value"); encodeValue(w, in.value); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableMapping& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 11:
-        if (key == "capacityKey") {
-          if (isNull(val)) { out.capacityKey.reset(); continue; }
-          auto& t = out.capacityKey.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "deviceMultiplier") {
-          if (isNull(val)) { out.deviceMultiplier.reset(); continue; }
-          auto& t = out.deviceMultiplier.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "capacityMultiplier") {
-          if (isNull(val)) { out.capacityMultiplier.reset(); continue; }
-          auto& t = out.capacityMultiplier.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeAllocatableMapping& in) {
-  w.beginObject();
-  if (in.capacityKey) { w.key("capacityKey"); encodeValue(w, *in.capacityKey); }
-  if (in.capacityMultiplier) { w.key("capacityMultiplier"); encodeValue(w, *in.capacityMultiplier); }
-  if (in.deviceMultiplier) { w.key("deviceMultiplier"); encodeValue(w, *in.deviceMultiplier); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableOverhead& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "perPod") {
-          if (isNull(val)) { out.perPod.reset(); continue; }
-          auto& t = out.perPod.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "perContainer") {
-          if (isNull(val)) { out.perContainer.reset(); continue; }
-          auto& t = out.perContainer.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeAllocatableOverhead& in) {
-  w.beginObject();
-  if (in.perContainer) { w.key("perContainer"); encodeValue(w, *in.perContainer); }
-  if (in.perPod) { w.key("perPod"); encodeValue(w, *in.perPod); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NodeAllocatableResource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 7:
-        if (key == "mapping") {
-          if (isNull(val)) { out.mapping.reset(); continue; }
-          auto& t = out.mapping.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "overhead") {
-          if (isNull(val)) { out.overhead.reset(); continue; }
-          auto& t = out.overhead.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const NodeAllocatableResource& in) {
-  w.beginObject();
-  if (in.mapping) { w.key("mapping"); encodeValue(w, *in.mapping); }
-  if (in.overhead) { w.key("overhead"); encodeValue(w, *in.overhead); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceClaimSpec& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -2073,6 +2073,59 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResource& in) {
 void encodeValue(JsonWriter& w, const ResourceClaimSpec& in) {
   w.beginObject();
   w.key("devices"); encodeValue(w, in.devices);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceClaimConsumerReference& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "uid") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.uid)) return e;
+          continue;
+        }
+        break;
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "apiGroup") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.apiGroup)) return e;
+          continue;
+        }
+        if (key == "resource") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.resource)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ResourceClaimConsumerReference& in) {
+  w.beginObject();
+  if (!(in.apiGroup.empty())) { w.key("apiGroup"); encodeValue(w, in.apiGroup); }
+  w.key("name"); encodeValue(w, in.name);
+  w.key("resource"); encodeValue(w, in.resource);
+  w.key("uid"); encodeValue(w, in.uid);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2182,59 +2235,6 @@ void encodeValue(JsonWriter& w, const ResourceClaim& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("spec"); encodeValue(w, in.spec);
   w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourceClaimConsumerReference& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "uid") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.uid)) return e;
-          continue;
-        }
-        break;
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "apiGroup") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiGroup)) return e;
-          continue;
-        }
-        if (key == "resource") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.resource)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ResourceClaimConsumerReference& in) {
-  w.beginObject();
-  if (!(in.apiGroup.empty())) { w.key("apiGroup"); encodeValue(w, in.apiGroup); }
-  w.key("name"); encodeValue(w, in.name);
-  w.key("resource"); encodeValue(w, in.resource);
-  w.key("uid"); encodeValue(w, in.uid);
   in.unknownFields.emit(w);
   w.endObject();
 }

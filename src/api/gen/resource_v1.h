@@ -16,6 +16,10 @@ namespace kcm::api::resource::v1 {
 
 struct NetworkDeviceData;
 struct AllocatedDeviceStatus;
+struct OpaqueDeviceConfiguration;
+struct DeviceAllocationConfiguration;
+struct DeviceToleration;
+struct DeviceRequestAllocationResult;
 struct DeviceAllocationResult;
 struct AllocationResult;
 struct CELDeviceSelector;
@@ -24,39 +28,35 @@ struct CapacityRequestPolicy;
 struct CapacityRequirements;
 struct Counter;
 struct CounterSet;
-struct Device;
-struct OpaqueDeviceConfiguration;
-struct DeviceAllocationConfiguration;
 struct DeviceAttribute;
 struct DeviceCapacity;
-struct DeviceClaim;
-struct DeviceClaimConfiguration;
-struct DeviceClassSpec;
-struct DeviceClass;
-struct DeviceClassConfiguration;
-struct DeviceClassList;
-struct DeviceConstraint;
 struct DeviceCounterConsumption;
+struct DeviceTaint;
+struct NodeAllocatableMapping;
+struct NodeAllocatableOverhead;
+struct NodeAllocatableResource;
+struct Device;
+struct DeviceClaimConfiguration;
+struct DeviceConstraint;
 struct DeviceDerivedAttribute;
-struct ExactDeviceRequest;
-struct DeviceRequest;
-struct DeviceRequestAllocationResult;
 struct DeviceSelector;
 struct DeviceSubRequest;
-struct DeviceTaint;
+struct ExactDeviceRequest;
+struct DeviceRequest;
+struct DeviceClaim;
+struct DeviceClassConfiguration;
+struct DeviceClassSpec;
+struct DeviceClass;
+struct DeviceClassList;
 struct DeviceTaintSelector;
 struct DeviceTaintRuleSpec;
 struct DeviceTaintRuleStatus;
 struct DeviceTaintRule;
 struct DeviceTaintRuleList;
-struct DeviceToleration;
-struct NodeAllocatableMapping;
-struct NodeAllocatableOverhead;
-struct NodeAllocatableResource;
 struct ResourceClaimSpec;
+struct ResourceClaimConsumerReference;
 struct ResourceClaimStatus;
 struct ResourceClaim;
-struct ResourceClaimConsumerReference;
 struct ResourceClaimList;
 struct ResourceClaimTemplateSpec;
 struct ResourceClaimTemplate;
@@ -81,6 +81,43 @@ struct AllocatedDeviceStatus {
   ::kcm::api::Box<::kcm::api::resource::v1::NetworkDeviceData> networkData{};
   std::string pool{};
   std::optional<std::string> shareID{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct OpaqueDeviceConfiguration {
+  std::string driver{};
+  ::kcm::api::RawJson parameters{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceAllocationConfiguration {
+  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
+  std::vector<std::string> requests{};
+  std::string source{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceToleration {
+  std::string effect{};
+  std::string key{};
+  std::string operator_{};
+  std::optional<int64_t> tolerationSeconds{};
+  std::string value{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceRequestAllocationResult {
+  std::optional<bool> adminAccess{};
+  std::vector<std::string> bindingConditions{};
+  std::vector<std::string> bindingFailureConditions{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> consumedCapacity{};
+  std::string device{};
+  std::string driver{};
+  std::string pool{};
+  std::string request{};
+  std::optional<std::string> shareID{};
+  std::vector<std::string> skipNodeOperations{};
+  std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -132,36 +169,6 @@ struct CounterSet {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct Device {
-  std::optional<bool> allNodes{};
-  std::optional<bool> allowMultipleAllocations{};
-  ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceAttribute> attributes{};
-  std::vector<std::string> bindingConditions{};
-  std::vector<std::string> bindingFailureConditions{};
-  std::optional<bool> bindsToNode{};
-  ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceCapacity> capacity{};
-  std::vector<::kcm::api::resource::v1::DeviceCounterConsumption> consumesCounters{};
-  std::string name{};
-  ::kcm::api::StringMap<::kcm::api::resource::v1::NodeAllocatableResource> nodeAllocatableResources{};
-  std::optional<std::string> nodeName{};
-  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
-  std::vector<::kcm::api::resource::v1::DeviceTaint> taints{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct OpaqueDeviceConfiguration {
-  std::string driver{};
-  ::kcm::api::RawJson parameters{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct DeviceAllocationConfiguration {
-  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
-  std::vector<std::string> requests{};
-  std::string source{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct DeviceAttribute {
   std::optional<bool> bool_{};
   std::vector<bool> bools{};
@@ -180,44 +187,60 @@ struct DeviceCapacity {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceClaim {
-  std::vector<::kcm::api::resource::v1::DeviceClaimConfiguration> config{};
-  std::vector<::kcm::api::resource::v1::DeviceConstraint> constraints{};
-  std::vector<::kcm::api::resource::v1::DeviceRequest> requests{};
+struct DeviceCounterConsumption {
+  std::vector<std::string> compatibilityGroups{};
+  std::string counterSet{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceTaint {
+  std::string effect{};
+  std::string key{};
+  std::optional<::kcm::api::Time> timeAdded{};
+  std::string value{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeAllocatableMapping {
+  std::optional<std::string> capacityKey{};
+  std::optional<::kcm::api::Quantity> capacityMultiplier{};
+  std::optional<::kcm::api::Quantity> deviceMultiplier{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeAllocatableOverhead {
+  std::optional<::kcm::api::Quantity> perContainer{};
+  std::optional<::kcm::api::Quantity> perPod{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct NodeAllocatableResource {
+  ::kcm::api::Box<::kcm::api::resource::v1::NodeAllocatableMapping> mapping{};
+  ::kcm::api::Box<::kcm::api::resource::v1::NodeAllocatableOverhead> overhead{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct Device {
+  std::optional<bool> allNodes{};
+  std::optional<bool> allowMultipleAllocations{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceAttribute> attributes{};
+  std::vector<std::string> bindingConditions{};
+  std::vector<std::string> bindingFailureConditions{};
+  std::optional<bool> bindsToNode{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceCapacity> capacity{};
+  std::vector<::kcm::api::resource::v1::DeviceCounterConsumption> consumesCounters{};
+  std::string name{};
+  ::kcm::api::StringMap<::kcm::api::resource::v1::NodeAllocatableResource> nodeAllocatableResources{};
+  std::optional<std::string> nodeName{};
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
+  std::vector<::kcm::api::resource::v1::DeviceTaint> taints{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceClaimConfiguration {
   ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
   std::vector<std::string> requests{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct DeviceClassSpec {
-  std::vector<::kcm::api::resource::v1::DeviceClassConfiguration> config{};
-  std::optional<std::string> extendedResourceName{};
-  std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct DeviceClass {
-  std::string apiVersion{};
-  std::string kind{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::resource::v1::DeviceClassSpec spec{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct DeviceClassConfiguration {
-  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct DeviceClassList {
-  std::string apiVersion{};
-  std::vector<::kcm::api::resource::v1::DeviceClass> items{};
-  std::string kind{};
-  ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -228,16 +251,26 @@ struct DeviceConstraint {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceCounterConsumption {
-  std::vector<std::string> compatibilityGroups{};
-  std::string counterSet{};
-  ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct DeviceDerivedAttribute {
   std::string expression{};
   std::string name{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceSelector {
+  ::kcm::api::Box<::kcm::api::resource::v1::CELDeviceSelector> cel{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceSubRequest {
+  std::string allocationMode{};
+  ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
+  int64_t count{};
+  std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
+  std::string deviceClassName{};
+  std::string name{};
+  std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
+  std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -260,43 +293,38 @@ struct DeviceRequest {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceRequestAllocationResult {
-  std::optional<bool> adminAccess{};
-  std::vector<std::string> bindingConditions{};
-  std::vector<std::string> bindingFailureConditions{};
-  ::kcm::api::StringMap<::kcm::api::Quantity> consumedCapacity{};
-  std::string device{};
-  std::string driver{};
-  std::string pool{};
-  std::string request{};
-  std::optional<std::string> shareID{};
-  std::vector<std::string> skipNodeOperations{};
-  std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
+struct DeviceClaim {
+  std::vector<::kcm::api::resource::v1::DeviceClaimConfiguration> config{};
+  std::vector<::kcm::api::resource::v1::DeviceConstraint> constraints{};
+  std::vector<::kcm::api::resource::v1::DeviceRequest> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceSelector {
-  ::kcm::api::Box<::kcm::api::resource::v1::CELDeviceSelector> cel{};
+struct DeviceClassConfiguration {
+  ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceSubRequest {
-  std::string allocationMode{};
-  ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
-  int64_t count{};
-  std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
-  std::string deviceClassName{};
-  std::string name{};
+struct DeviceClassSpec {
+  std::vector<::kcm::api::resource::v1::DeviceClassConfiguration> config{};
+  std::optional<std::string> extendedResourceName{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
-  std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceTaint {
-  std::string effect{};
-  std::string key{};
-  std::optional<::kcm::api::Time> timeAdded{};
-  std::string value{};
+struct DeviceClass {
+  std::string apiVersion{};
+  std::string kind{};
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::resource::v1::DeviceClassSpec spec{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct DeviceClassList {
+  std::string apiVersion{};
+  std::vector<::kcm::api::resource::v1::DeviceClass> items{};
+  std::string kind{};
+  ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -335,36 +363,16 @@ struct DeviceTaintRuleList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct DeviceToleration {
-  std::string effect{};
-  std::string key{};
-  std::string operator_{};
-  std::optional<int64_t> tolerationSeconds{};
-  std::string value{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeAllocatableMapping {
-  std::optional<std::string> capacityKey{};
-  std::optional<::kcm::api::Quantity> capacityMultiplier{};
-  std::optional<::kcm::api::Quantity> deviceMultiplier{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeAllocatableOverhead {
-  std::optional<::kcm::api::Quantity> perContainer{};
-  std::optional<::kcm::api::Quantity> perPod{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct NodeAllocatableResource {
-  ::kcm::api::Box<::kcm::api::resource::v1::NodeAllocatableMapping> mapping{};
-  ::kcm::api::Box<::kcm::api::resource::v1::NodeAllocatableOverhead> overhead{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
 struct ResourceClaimSpec {
   ::kcm::api::resource::v1::DeviceClaim devices{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ResourceClaimConsumerReference {
+  std::string apiGroup{};
+  std::string name{};
+  std::string resource{};
+  std::string uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -381,14 +389,6 @@ struct ResourceClaim {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceClaimSpec spec{};
   ::kcm::api::resource::v1::ResourceClaimStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ResourceClaimConsumerReference {
-  std::string apiGroup{};
-  std::string name{};
-  std::string resource{};
-  std::string uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -357,6 +357,64 @@ void encodeValue(JsonWriter& w, const PartitionTypeStatus& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ShareableCapacityStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "total") {
+          if (isNull(val)) { out.total.reset(); continue; }
+          auto& t = out.total.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "consumed") {
+          if (isNull(val)) { out.consumed.reset(); continue; }
+          auto& t = out.consumed.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "available") {
+          if (isNull(val)) { out.available.reset(); continue; }
+          auto& t = out.available.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const ShareableCapacityStatus& in) {
+  w.beginObject();
+  if (in.available) { w.key("available"); encodeValue(w, *in.available); }
+  if (in.consumed) { w.key("consumed"); encodeValue(w, *in.consumed); }
+  w.key("name"); encodeValue(w, in.name);
+  if (in.total) { w.key("total"); encodeValue(w, *in.total); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ShareableSummaryStatus& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -742,64 +800,6 @@ void encodeValue(JsonWriter& w, const ResourcePoolStatusRequestList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::resource::v1alpha3::ResourcePoolStatusRequest& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ShareableCapacityStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "total") {
-          if (isNull(val)) { out.total.reset(); continue; }
-          auto& t = out.total.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "consumed") {
-          if (isNull(val)) { out.consumed.reset(); continue; }
-          auto& t = out.consumed.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "available") {
-          if (isNull(val)) { out.available.reset(); continue; }
-          auto& t = out.available.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const ShareableCapacityStatus& in) {
-  w.beginObject();
-  if (in.available) { w.key("available"); encodeValue(w, *in.available); }
-  if (in.consumed) { w.key("consumed"); encodeValue(w, *in.consumed); }
-  w.key("name"); encodeValue(w, in.name);
-  if (in.total) { w.key("total"); encodeValue(w, *in.total); }
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -20,13 +20,13 @@ struct DeviceTaintRuleStatus;
 struct DeviceTaintRule;
 struct DeviceTaintRuleList;
 struct PartitionTypeStatus;
+struct ShareableCapacityStatus;
 struct ShareableSummaryStatus;
 struct PoolStatus;
 struct ResourcePoolStatusRequestSpec;
 struct ResourcePoolStatusRequestStatus;
 struct ResourcePoolStatusRequest;
 struct ResourcePoolStatusRequestList;
-struct ShareableCapacityStatus;
 
 struct DeviceTaint {
   std::string effect{};
@@ -76,6 +76,14 @@ struct PartitionTypeStatus {
   std::string attribute{};
   std::optional<int32_t> total{};
   std::string type{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct ShareableCapacityStatus {
+  std::optional<::kcm::api::Quantity> available{};
+  std::optional<::kcm::api::Quantity> consumed{};
+  std::string name{};
+  std::optional<::kcm::api::Quantity> total{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -131,14 +139,6 @@ struct ResourcePoolStatusRequestList {
   std::vector<::kcm::api::resource::v1alpha3::ResourcePoolStatusRequest> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct ShareableCapacityStatus {
-  std::optional<::kcm::api::Quantity> available{};
-  std::optional<::kcm::api::Quantity> consumed{};
-  std::string name{};
-  std::optional<::kcm::api::Quantity> total{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -22,6 +22,8 @@ void encodeValue(::kcm::api::JsonWriter& w, const DeviceTaintRule& in);
 void encodeValue(::kcm::api::JsonWriter& w, const DeviceTaintRuleList& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PartitionTypeStatus& out);
 void encodeValue(::kcm::api::JsonWriter& w, const PartitionTypeStatus& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ShareableCapacityStatus& out);
+void encodeValue(::kcm::api::JsonWriter& w, const ShareableCapacityStatus& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ShareableSummaryStatus& out);
 void encodeValue(::kcm::api::JsonWriter& w, const ShareableSummaryStatus& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PoolStatus& out);
@@ -34,7 +36,5 @@ void encodeValue(::kcm::api::JsonWriter& w, const ResourcePoolStatusRequestStatu
 void encodeValue(::kcm::api::JsonWriter& w, const ResourcePoolStatusRequest& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ResourcePoolStatusRequestList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const ResourcePoolStatusRequestList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ShareableCapacityStatus& out);
-void encodeValue(::kcm::api::JsonWriter& w, const ShareableCapacityStatus& in);
 
 }  // namespace kcm::api::resource::v1alpha3

@@ -196,6 +196,37 @@ void encodeValue(JsonWriter& w, const CompositeGangSchedulingPolicy& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TopologyConstraint& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "key") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.key)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const TopologyConstraint& in) {
+  w.beginObject();
+  w.key("key"); encodeValue(w, in.key);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CompositePodGroupSchedulingConstraints& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -264,6 +295,309 @@ void encodeValue(JsonWriter& w, const CompositePodGroupSchedulingPolicy& in) {
   w.beginObject();
   if (in.basic) { w.key("basic"); encodeValue(w, *in.basic); }
   if (in.gang) { w.key("gang"); encodeValue(w, *in.gang); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SingleDisruptionMode& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const SingleDisruptionMode& in) {
+  w.beginObject();
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DisruptionMode& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 3:
+        if (key == "all") {
+          if (isNull(val)) { out.all.reset(); continue; }
+          auto& t = out.all.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "single") {
+          if (isNull(val)) { out.single.reset(); continue; }
+          auto& t = out.single.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const DisruptionMode& in) {
+  w.beginObject();
+  if (in.all) { w.key("all"); encodeValue(w, *in.all); }
+  if (in.single) { w.key("single"); encodeValue(w, *in.single); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupResourceClaim& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "resourceClaimName") {
+          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
+          auto& t = out.resourceClaimName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 25:
+        if (key == "resourceClaimTemplateName") {
+          if (isNull(val)) { out.resourceClaimTemplateName.reset(); continue; }
+          auto& t = out.resourceClaimTemplateName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodGroupResourceClaim& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
+  if (in.resourceClaimTemplateName) { w.key("resourceClaimTemplateName"); encodeValue(w, *in.resourceClaimTemplateName); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupSchedulingConstraints& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "topology") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.topology, [](::simdjson::ondemand::value x, ::kcm::api::scheduling::v1beta1::TopologyConstraint& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodGroupSchedulingConstraints& in) {
+  w.beginObject();
+  if (!(in.topology.empty())) { w.key("topology"); encodeArray(w, in.topology, [](JsonWriter& w, const ::kcm::api::scheduling::v1beta1::TopologyConstraint& x) { encodeValue(w, x); }); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GangSchedulingPolicy& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "minCount") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.minCount)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const GangSchedulingPolicy& in) {
+  w.beginObject();
+  w.key("minCount"); encodeValue(w, in.minCount);
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupSchedulingPolicy& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "gang") {
+          if (isNull(val)) { out.gang.reset(); continue; }
+          auto& t = out.gang.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 5:
+        if (key == "basic") {
+          if (isNull(val)) { out.basic.reset(); continue; }
+          auto& t = out.basic.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodGroupSchedulingPolicy& in) {
+  w.beginObject();
+  if (in.basic) { w.key("basic"); encodeValue(w, *in.basic); }
+  if (in.gang) { w.key("gang"); encodeValue(w, *in.gang); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupTemplate& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "priority") {
+          if (isNull(val)) { out.priority.reset(); continue; }
+          auto& t = out.priority.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 14:
+        if (key == "disruptionMode") {
+          if (isNull(val)) { out.disruptionMode.reset(); continue; }
+          auto& t = out.disruptionMode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "resourceClaims") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.resourceClaims, [](::simdjson::ondemand::value x, ::kcm::api::scheduling::v1beta1::PodGroupResourceClaim& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "preemptionPolicy") {
+          if (isNull(val)) { out.preemptionPolicy.reset(); continue; }
+          auto& t = out.preemptionPolicy.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "schedulingPolicy") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.schedulingPolicy)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "priorityClassName") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.priorityClassName)) return e;
+          continue;
+        }
+        break;
+      case 21:
+        if (key == "schedulingConstraints") {
+          if (isNull(val)) { out.schedulingConstraints.reset(); continue; }
+          auto& t = out.schedulingConstraints.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodGroupTemplate& in) {
+  w.beginObject();
+  if (in.disruptionMode) { w.key("disruptionMode"); encodeValue(w, *in.disruptionMode); }
+  w.key("name"); encodeValue(w, in.name);
+  if (in.preemptionPolicy) { w.key("preemptionPolicy"); encodeValue(w, *in.preemptionPolicy); }
+  if (in.priority) { w.key("priority"); encodeValue(w, *in.priority); }
+  if (!(in.priorityClassName.empty())) { w.key("priorityClassName"); encodeValue(w, in.priorityClassName); }
+  if (!(in.resourceClaims.empty())) { w.key("resourceClaims"); encodeArray(w, in.resourceClaims, [](JsonWriter& w, const ::kcm::api::scheduling::v1beta1::PodGroupResourceClaim& x) { encodeValue(w, x); }); }
+  if (in.schedulingConstraints) { w.key("schedulingConstraints"); encodeValue(w, *in.schedulingConstraints); }
+  w.key("schedulingPolicy"); encodeValue(w, in.schedulingPolicy);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -359,173 +693,6 @@ void encodeValue(JsonWriter& w, const CompositePodGroupTemplate& in) {
   if (!(in.priorityClassName.empty())) { w.key("priorityClassName"); encodeValue(w, in.priorityClassName); }
   if (in.schedulingConstraints) { w.key("schedulingConstraints"); encodeValue(w, *in.schedulingConstraints); }
   w.key("schedulingPolicy"); encodeValue(w, in.schedulingPolicy);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, SingleDisruptionMode& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const SingleDisruptionMode& in) {
-  w.beginObject();
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DisruptionMode& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "all") {
-          if (isNull(val)) { out.all.reset(); continue; }
-          auto& t = out.all.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "single") {
-          if (isNull(val)) { out.single.reset(); continue; }
-          auto& t = out.single.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const DisruptionMode& in) {
-  w.beginObject();
-  if (in.all) { w.key("all"); encodeValue(w, *in.all); }
-  if (in.single) { w.key("single"); encodeValue(w, *in.single); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GangSchedulingPolicy& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "minCount") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.minCount)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const GangSchedulingPolicy& in) {
-  w.beginObject();
-  w.key("minCount"); encodeValue(w, in.minCount);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupSchedulingConstraints& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "topology") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.topology, [](::simdjson::ondemand::value x, ::kcm::api::scheduling::v1beta1::TopologyConstraint& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodGroupSchedulingConstraints& in) {
-  w.beginObject();
-  if (!(in.topology.empty())) { w.key("topology"); encodeArray(w, in.topology, [](JsonWriter& w, const ::kcm::api::scheduling::v1beta1::TopologyConstraint& x) { encodeValue(w, x); }); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupSchedulingPolicy& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "gang") {
-          if (isNull(val)) { out.gang.reset(); continue; }
-          auto& t = out.gang.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 5:
-        if (key == "basic") {
-          if (isNull(val)) { out.basic.reset(); continue; }
-          auto& t = out.basic.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodGroupSchedulingPolicy& in) {
-  w.beginObject();
-  if (in.basic) { w.key("basic"); encodeValue(w, *in.basic); }
-  if (in.gang) { w.key("gang"); encodeValue(w, *in.gang); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -660,6 +827,46 @@ void encodeValue(JsonWriter& w, const PodGroupSpec& in) {
   if (in.schedulingConstraints) { w.key("schedulingConstraints"); encodeValue(w, *in.schedulingConstraints); }
   w.key("schedulingPolicy"); encodeValue(w, in.schedulingPolicy);
   if (in.workloadRef) { w.key("workloadRef"); encodeValue(w, *in.workloadRef); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupResourceClaimStatus& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "resourceClaimName") {
+          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
+          auto& t = out.resourceClaimName.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const PodGroupResourceClaimStatus& in) {
+  w.beginObject();
+  w.key("name"); encodeValue(w, in.name);
+  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -815,213 +1022,6 @@ void encodeValue(JsonWriter& w, const PodGroupList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::scheduling::v1beta1::PodGroup& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupResourceClaim& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "resourceClaimName") {
-          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
-          auto& t = out.resourceClaimName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 25:
-        if (key == "resourceClaimTemplateName") {
-          if (isNull(val)) { out.resourceClaimTemplateName.reset(); continue; }
-          auto& t = out.resourceClaimTemplateName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodGroupResourceClaim& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
-  if (in.resourceClaimTemplateName) { w.key("resourceClaimTemplateName"); encodeValue(w, *in.resourceClaimTemplateName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupResourceClaimStatus& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "resourceClaimName") {
-          if (isNull(val)) { out.resourceClaimName.reset(); continue; }
-          auto& t = out.resourceClaimName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodGroupResourceClaimStatus& in) {
-  w.beginObject();
-  w.key("name"); encodeValue(w, in.name);
-  if (in.resourceClaimName) { w.key("resourceClaimName"); encodeValue(w, *in.resourceClaimName); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodGroupTemplate& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "priority") {
-          if (isNull(val)) { out.priority.reset(); continue; }
-          auto& t = out.priority.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 14:
-        if (key == "disruptionMode") {
-          if (isNull(val)) { out.disruptionMode.reset(); continue; }
-          auto& t = out.disruptionMode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "resourceClaims") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resourceClaims, [](::simdjson::ondemand::value x, ::kcm::api::scheduling::v1beta1::PodGroupResourceClaim& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "preemptionPolicy") {
-          if (isNull(val)) { out.preemptionPolicy.reset(); continue; }
-          auto& t = out.preemptionPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "schedulingPolicy") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.schedulingPolicy)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "priorityClassName") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.priorityClassName)) return e;
-          continue;
-        }
-        break;
-      case 21:
-        if (key == "schedulingConstraints") {
-          if (isNull(val)) { out.schedulingConstraints.reset(); continue; }
-          auto& t = out.schedulingConstraints.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const PodGroupTemplate& in) {
-  w.beginObject();
-  if (in.disruptionMode) { w.key("disruptionMode"); encodeValue(w, *in.disruptionMode); }
-  w.key("name"); encodeValue(w, in.name);
-  if (in.preemptionPolicy) { w.key("preemptionPolicy"); encodeValue(w, *in.preemptionPolicy); }
-  if (in.priority) { w.key("priority"); encodeValue(w, *in.priority); }
-  if (!(in.priorityClassName.empty())) { w.key("priorityClassName"); encodeValue(w, in.priorityClassName); }
-  if (!(in.resourceClaims.empty())) { w.key("resourceClaims"); encodeArray(w, in.resourceClaims, [](JsonWriter& w, const ::kcm::api::scheduling::v1beta1::PodGroupResourceClaim& x) { encodeValue(w, x); }); }
-  if (in.schedulingConstraints) { w.key("schedulingConstraints"); encodeValue(w, *in.schedulingConstraints); }
-  w.key("schedulingPolicy"); encodeValue(w, in.schedulingPolicy);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TopologyConstraint& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 3:
-        if (key == "key") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const TopologyConstraint& in) {
-  w.beginObject();
-  w.key("key"); encodeValue(w, in.key);
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -20,23 +20,23 @@ struct CompositeBasicSchedulingPolicy;
 struct SingleCompositeDisruptionMode;
 struct CompositeDisruptionMode;
 struct CompositeGangSchedulingPolicy;
+struct TopologyConstraint;
 struct CompositePodGroupSchedulingConstraints;
 struct CompositePodGroupSchedulingPolicy;
-struct CompositePodGroupTemplate;
 struct SingleDisruptionMode;
 struct DisruptionMode;
-struct GangSchedulingPolicy;
+struct PodGroupResourceClaim;
 struct PodGroupSchedulingConstraints;
+struct GangSchedulingPolicy;
 struct PodGroupSchedulingPolicy;
+struct PodGroupTemplate;
+struct CompositePodGroupTemplate;
 struct WorkloadReference;
 struct PodGroupSpec;
+struct PodGroupResourceClaimStatus;
 struct PodGroupStatus;
 struct PodGroup;
 struct PodGroupList;
-struct PodGroupResourceClaim;
-struct PodGroupResourceClaimStatus;
-struct PodGroupTemplate;
-struct TopologyConstraint;
 struct TypedLocalObjectReference;
 struct WorkloadSpec;
 struct Workload;
@@ -73,6 +73,11 @@ struct CompositeGangSchedulingPolicy {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct TopologyConstraint {
+  std::string key{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct CompositePodGroupSchedulingConstraints {
   std::vector<::kcm::api::scheduling::v1beta1::TopologyConstraint> topology{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -81,19 +86,6 @@ struct CompositePodGroupSchedulingConstraints {
 struct CompositePodGroupSchedulingPolicy {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositeBasicSchedulingPolicy> basic{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositeGangSchedulingPolicy> gang{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct CompositePodGroupTemplate {
-  std::vector<::kcm::api::scheduling::v1beta1::CompositePodGroupTemplate> compositePodGroupTemplates{};
-  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositeDisruptionMode> disruptionMode{};
-  std::string name{};
-  std::vector<::kcm::api::scheduling::v1beta1::PodGroupTemplate> podGroupTemplates{};
-  std::optional<std::string> preemptionPolicy{};
-  std::optional<int32_t> priority{};
-  std::string priorityClassName{};
-  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingConstraints> schedulingConstraints{};
-  ::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingPolicy schedulingPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -107,8 +99,10 @@ struct DisruptionMode {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
-struct GangSchedulingPolicy {
-  int32_t minCount{};
+struct PodGroupResourceClaim {
+  std::string name{};
+  std::optional<std::string> resourceClaimName{};
+  std::optional<std::string> resourceClaimTemplateName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -117,9 +111,39 @@ struct PodGroupSchedulingConstraints {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct GangSchedulingPolicy {
+  int32_t minCount{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct PodGroupSchedulingPolicy {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::BasicSchedulingPolicy> basic{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::GangSchedulingPolicy> gang{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodGroupTemplate {
+  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::DisruptionMode> disruptionMode{};
+  std::string name{};
+  std::optional<std::string> preemptionPolicy{};
+  std::optional<int32_t> priority{};
+  std::string priorityClassName{};
+  std::vector<::kcm::api::scheduling::v1beta1::PodGroupResourceClaim> resourceClaims{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
+  ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct CompositePodGroupTemplate {
+  std::vector<::kcm::api::scheduling::v1beta1::CompositePodGroupTemplate> compositePodGroupTemplates{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositeDisruptionMode> disruptionMode{};
+  std::string name{};
+  std::vector<::kcm::api::scheduling::v1beta1::PodGroupTemplate> podGroupTemplates{};
+  std::optional<std::string> preemptionPolicy{};
+  std::optional<int32_t> priority{};
+  std::string priorityClassName{};
+  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingConstraints> schedulingConstraints{};
+  ::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingPolicy schedulingPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -139,6 +163,12 @@ struct PodGroupSpec {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::WorkloadReference> workloadRef{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct PodGroupResourceClaimStatus {
+  std::string name{};
+  std::optional<std::string> resourceClaimName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -162,36 +192,6 @@ struct PodGroupList {
   std::vector<::kcm::api::scheduling::v1beta1::PodGroup> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodGroupResourceClaim {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  std::optional<std::string> resourceClaimTemplateName{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodGroupResourceClaimStatus {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct PodGroupTemplate {
-  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::DisruptionMode> disruptionMode{};
-  std::string name{};
-  std::optional<std::string> preemptionPolicy{};
-  std::optional<int32_t> priority{};
-  std::string priorityClassName{};
-  std::vector<::kcm::api::scheduling::v1beta1::PodGroupResourceClaim> resourceClaims{};
-  ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
-  ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct TopologyConstraint {
-  std::string key{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

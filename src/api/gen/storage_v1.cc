@@ -9,6 +9,46 @@ using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
 using ::kcm::api::codec::encodeValue;
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TokenRequest& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 8:
+        if (key == "audience") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.audience)) return e;
+          continue;
+        }
+        break;
+      case 17:
+        if (key == "expirationSeconds") {
+          if (isNull(val)) { out.expirationSeconds.reset(); continue; }
+          auto& t = out.expirationSeconds.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const TokenRequest& in) {
+  w.beginObject();
+  w.key("audience"); encodeValue(w, in.audience);
+  if (in.expirationSeconds) { w.key("expirationSeconds"); encodeValue(w, *in.expirationSeconds); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSIDriverSpec& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -233,6 +273,94 @@ void encodeValue(JsonWriter& w, const CSIDriverList& in) {
   w.endObject();
 }
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeNodeResources& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 5:
+        if (key == "count") {
+          if (isNull(val)) { out.count.reset(); continue; }
+          auto& t = out.count.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const VolumeNodeResources& in) {
+  w.beginObject();
+  if (in.count) { w.key("count"); encodeValue(w, *in.count); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeDriver& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 6:
+        if (key == "nodeID") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.nodeID)) return e;
+          continue;
+        }
+        break;
+      case 11:
+        if (key == "allocatable") {
+          if (isNull(val)) { out.allocatable.reset(); continue; }
+          auto& t = out.allocatable.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 12:
+        if (key == "topologyKeys") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.topologyKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const CSINodeDriver& in) {
+  w.beginObject();
+  if (in.allocatable) { w.key("allocatable"); encodeValue(w, *in.allocatable); }
+  w.key("name"); encodeValue(w, in.name);
+  w.key("nodeID"); encodeValue(w, in.nodeID);
+  w.key("topologyKeys"); encodeArray(w, in.topologyKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeSpec& out) {
   ::simdjson::ondemand::object obj;
   if (auto e = v.get_object().get(obj)) return e;
@@ -260,6 +388,114 @@ void encodeValue(JsonWriter& w, const CSIDriverList& in) {
 void encodeValue(JsonWriter& w, const CSINodeSpec& in) {
   w.beginObject();
   w.key("drivers"); encodeArray(w, in.drivers, [](JsonWriter& w, const ::kcm::api::storage::v1::CSINodeDriver& x) { encodeValue(w, x); });
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealthCondition& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "reason") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.reason)) return e;
+          continue;
+        }
+        if (key == "status") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.status)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "message") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.message)) return e;
+          continue;
+        }
+        break;
+      case 10:
+        if (key == "accessMode") {
+          if (isNull(val)) { out.accessMode.reset(); continue; }
+          auto& t = out.accessMode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "volumeMode") {
+          if (isNull(val)) { out.volumeMode.reset(); continue; }
+          auto& t = out.volumeMode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      case 18:
+        if (key == "lastTransitionTime") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const StorageHealthCondition& in) {
+  w.beginObject();
+  if (in.accessMode) { w.key("accessMode"); encodeValue(w, *in.accessMode); }
+  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
+  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
+  w.key("reason"); encodeValue(w, in.reason);
+  w.key("status"); encodeValue(w, in.status);
+  if (in.volumeMode) { w.key("volumeMode"); encodeValue(w, *in.volumeMode); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealth& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "name") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.name)) return e;
+          continue;
+        }
+        break;
+      case 16:
+        if (key == "healthConditions") {
+          if (isNull(val)) continue;
+          if (auto e = decodeArray(val, out.healthConditions, [](::simdjson::ondemand::value x, ::kcm::api::storage::v1::StorageHealthCondition& o) { return decodeValue(x, o); })) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const StorageHealth& in) {
+  w.beginObject();
+  if (!(in.healthConditions.empty())) { w.key("healthConditions"); encodeArray(w, in.healthConditions, [](JsonWriter& w, const ::kcm::api::storage::v1::StorageHealthCondition& x) { encodeValue(w, x); }); }
+  w.key("name"); encodeValue(w, in.name);
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -352,94 +588,6 @@ void encodeValue(JsonWriter& w, const CSINode& in) {
   w.key("metadata"); encodeValue(w, in.metadata);
   w.key("spec"); encodeValue(w, in.spec);
   w.key("status"); encodeValue(w, in.status);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeNodeResources& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 5:
-        if (key == "count") {
-          if (isNull(val)) { out.count.reset(); continue; }
-          auto& t = out.count.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const VolumeNodeResources& in) {
-  w.beginObject();
-  if (in.count) { w.key("count"); encodeValue(w, *in.count); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeDriver& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 6:
-        if (key == "nodeID") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.nodeID)) return e;
-          continue;
-        }
-        break;
-      case 11:
-        if (key == "allocatable") {
-          if (isNull(val)) { out.allocatable.reset(); continue; }
-          auto& t = out.allocatable.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 12:
-        if (key == "topologyKeys") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.topologyKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const CSINodeDriver& in) {
-  w.beginObject();
-  if (in.allocatable) { w.key("allocatable"); encodeValue(w, *in.allocatable); }
-  w.key("name"); encodeValue(w, in.name);
-  w.key("nodeID"); encodeValue(w, in.nodeID);
-  w.key("topologyKeys"); encodeArray(w, in.topologyKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -787,154 +935,6 @@ void encodeValue(JsonWriter& w, const StorageClassList& in) {
   w.key("items"); encodeArray(w, in.items, [](JsonWriter& w, const ::kcm::api::storage::v1::StorageClass& x) { encodeValue(w, x); });
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealth& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "name") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.name)) return e;
-          continue;
-        }
-        break;
-      case 16:
-        if (key == "healthConditions") {
-          if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.healthConditions, [](::simdjson::ondemand::value x, ::kcm::api::storage::v1::StorageHealthCondition& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const StorageHealth& in) {
-  w.beginObject();
-  if (!(in.healthConditions.empty())) { w.key("healthConditions"); encodeArray(w, in.healthConditions, [](JsonWriter& w, const ::kcm::api::storage::v1::StorageHealthCondition& x) { encodeValue(w, x); }); }
-  w.key("name"); encodeValue(w, in.name);
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealthCondition& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "reason") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
-          continue;
-        }
-        if (key == "status") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.status)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "message") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.message)) return e;
-          continue;
-        }
-        break;
-      case 10:
-        if (key == "accessMode") {
-          if (isNull(val)) { out.accessMode.reset(); continue; }
-          auto& t = out.accessMode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "volumeMode") {
-          if (isNull(val)) { out.volumeMode.reset(); continue; }
-          auto& t = out.volumeMode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      case 18:
-        if (key == "lastTransitionTime") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.lastTransitionTime)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const StorageHealthCondition& in) {
-  w.beginObject();
-  if (in.accessMode) { w.key("accessMode"); encodeValue(w, *in.accessMode); }
-  w.key("lastTransitionTime"); encodeValue(w, in.lastTransitionTime);
-  if (!(in.message.empty())) { w.key("message"); encodeValue(w, in.message); }
-  w.key("reason"); encodeValue(w, in.reason);
-  w.key("status"); encodeValue(w, in.status);
-  if (in.volumeMode) { w.key("volumeMode"); encodeValue(w, *in.volumeMode); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TokenRequest& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 8:
-        if (key == "audience") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.audience)) return e;
-          continue;
-        }
-        break;
-      case 17:
-        if (key == "expirationSeconds") {
-          if (isNull(val)) { out.expirationSeconds.reset(); continue; }
-          auto& t = out.expirationSeconds.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const TokenRequest& in) {
-  w.beginObject();
-  w.key("audience"); encodeValue(w, in.audience);
-  if (in.expirationSeconds) { w.key("expirationSeconds"); encodeValue(w, *in.expirationSeconds); }
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -14,22 +14,22 @@
 
 namespace kcm::api::storage::v1 {
 
+struct TokenRequest;
 struct CSIDriverSpec;
 struct CSIDriver;
 struct CSIDriverList;
-struct CSINodeSpec;
-struct CSINodeStatus;
-struct CSINode;
 struct VolumeNodeResources;
 struct CSINodeDriver;
+struct CSINodeSpec;
+struct StorageHealthCondition;
+struct StorageHealth;
+struct CSINodeStatus;
+struct CSINode;
 struct CSINodeList;
 struct CSIStorageCapacity;
 struct CSIStorageCapacityList;
 struct StorageClass;
 struct StorageClassList;
-struct StorageHealth;
-struct StorageHealthCondition;
-struct TokenRequest;
 struct VolumeAttachmentSource;
 struct VolumeAttachmentSpec;
 struct VolumeError;
@@ -38,6 +38,12 @@ struct VolumeAttachment;
 struct VolumeAttachmentList;
 struct VolumeAttributesClass;
 struct VolumeAttributesClassList;
+
+struct TokenRequest {
+  std::string audience{};
+  std::optional<int64_t> expirationSeconds{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
 
 struct CSIDriverSpec {
   std::optional<bool> attachRequired{};
@@ -70,8 +76,37 @@ struct CSIDriverList {
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
+struct VolumeNodeResources {
+  std::optional<int32_t> count{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct CSINodeDriver {
+  ::kcm::api::Box<::kcm::api::storage::v1::VolumeNodeResources> allocatable{};
+  std::string name{};
+  std::string nodeID{};
+  std::vector<std::string> topologyKeys{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
 struct CSINodeSpec {
   std::vector<::kcm::api::storage::v1::CSINodeDriver> drivers{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct StorageHealthCondition {
+  std::optional<std::string> accessMode{};
+  ::kcm::api::Time lastTransitionTime{};
+  std::string message{};
+  std::string reason{};
+  std::string status{};
+  std::optional<std::string> volumeMode{};
+  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
+};
+
+struct StorageHealth {
+  std::vector<::kcm::api::storage::v1::StorageHealthCondition> healthConditions{};
+  std::string name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -86,19 +121,6 @@ struct CSINode {
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::CSINodeSpec spec{};
   ::kcm::api::storage::v1::CSINodeStatus status{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct VolumeNodeResources {
-  std::optional<int32_t> count{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct CSINodeDriver {
-  ::kcm::api::Box<::kcm::api::storage::v1::VolumeNodeResources> allocatable{};
-  std::string name{};
-  std::string nodeID{};
-  std::vector<std::string> topologyKeys{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -148,28 +170,6 @@ struct StorageClassList {
   std::vector<::kcm::api::storage::v1::StorageClass> items{};
   std::string kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct StorageHealth {
-  std::vector<::kcm::api::storage::v1::StorageHealthCondition> healthConditions{};
-  std::string name{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct StorageHealthCondition {
-  std::optional<std::string> accessMode{};
-  ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::optional<std::string> volumeMode{};
-  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
-};
-
-struct TokenRequest {
-  std::string audience{};
-  std::optional<int64_t> expirationSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

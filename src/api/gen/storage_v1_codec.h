@@ -9,22 +9,28 @@
 
 namespace kcm::api::storage::v1 {
 
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TokenRequest& out);
+void encodeValue(::kcm::api::JsonWriter& w, const TokenRequest& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSIDriverSpec& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CSIDriverSpec& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSIDriver& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CSIDriver& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSIDriverList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CSIDriverList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeSpec& out);
-void encodeValue(::kcm::api::JsonWriter& w, const CSINodeSpec& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeStatus& out);
-void encodeValue(::kcm::api::JsonWriter& w, const CSINodeStatus& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINode& out);
-void encodeValue(::kcm::api::JsonWriter& w, const CSINode& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeNodeResources& out);
 void encodeValue(::kcm::api::JsonWriter& w, const VolumeNodeResources& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeDriver& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CSINodeDriver& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeSpec& out);
+void encodeValue(::kcm::api::JsonWriter& w, const CSINodeSpec& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealthCondition& out);
+void encodeValue(::kcm::api::JsonWriter& w, const StorageHealthCondition& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealth& out);
+void encodeValue(::kcm::api::JsonWriter& w, const StorageHealth& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeStatus& out);
+void encodeValue(::kcm::api::JsonWriter& w, const CSINodeStatus& in);
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINode& out);
+void encodeValue(::kcm::api::JsonWriter& w, const CSINode& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSINodeList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const CSINodeList& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CSIStorageCapacity& out);
@@ -35,12 +41,6 @@ void encodeValue(::kcm::api::JsonWriter& w, const CSIStorageCapacityList& in);
 void encodeValue(::kcm::api::JsonWriter& w, const StorageClass& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageClassList& out);
 void encodeValue(::kcm::api::JsonWriter& w, const StorageClassList& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealth& out);
-void encodeValue(::kcm::api::JsonWriter& w, const StorageHealth& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, StorageHealthCondition& out);
-void encodeValue(::kcm::api::JsonWriter& w, const StorageHealthCondition& in);
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TokenRequest& out);
-void encodeValue(::kcm::api::JsonWriter& w, const TokenRequest& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeAttachmentSource& out);
 void encodeValue(::kcm::api::JsonWriter& w, const VolumeAttachmentSource& in);
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, VolumeAttachmentSpec& out);
