@@ -87,7 +87,18 @@ bool knownAbsent(const std::string& name) {
 // not: compared when both have them, tolerated when one lacks them.
 bool onlyAfterAnEvent(const std::string& name) {
   return name.find("_stale_sync_skips_total") != std::string::npos ||  // a sync met a lagging informer cache
-         name == "rest_client_request_retries_total";                   // the apiserver asked to retry (429)
+         name == "rest_client_request_retries_total" ||                 // the apiserver asked to retry (429)
+         name == "node_ipam_controller_cidrset_cidrs_releases_total";   // a node's CIDR was released
+}
+
+// Messages upstream logs both from a controller's constructor context (whose logger carries the controller's
+// name: logger=...) and from its Run context (no logger key), which of them a run shows depending on timing: the
+// resource quota controller's monitor sync and cache-sync checks run at construction and again on each discovery
+// resync. For these, the logger key is left out of the comparison.
+bool loggerDependsOnThePath(const std::string& message) {
+  static const std::set<std::string> m = {"quota monitor not synced", "quota monitor not synced: no monitors",
+                                          "quota synced monitors", "QuotaMonitor created object count evaluator"};
+  return m.count(message) != 0;
 }
 
 // ------------------------------------------------------------------------------------------------ logs
@@ -316,8 +327,13 @@ TEST_F(OperatorView, LogLinesOfStartupElectionAndRolloutHaveUpstreamsShape) {
   // Per message, the distinct sets of keys it was printed with ("Starting" carries version= at start-up and
   // controller= for each controller).
   KeyShapes theirKeys, myKeys;
-  for (const auto& l : theirs) theirKeys[l.message].insert(join(l.keys));
-  for (const auto& l : mine) myKeys[l.message].insert(join(l.keys));
+  auto shape = [](const LogLine& l) {
+    std::set<std::string> keys = l.keys;
+    if (loggerDependsOnThePath(l.message)) keys.erase("logger");
+    return join(keys);
+  };
+  for (const auto& l : theirs) theirKeys[l.message].insert(shape(l));
+  for (const auto& l : mine) myKeys[l.message].insert(shape(l));
   // The scenario's landmarks: start-up, the election, the informers, the rollout (deployment and replica set
   // controllers at -v=4).
   for (const char* m : {"Starting", "Attempting to acquire leader lease...", "Successfully acquired lease",

@@ -52,7 +52,7 @@ ResourceQuotaController::~ResourceQuotaController() {
 }
 
 Result<std::vector<client::APIResourceInfo>> ResourceQuotaController::quotableResources(
-    std::map<std::string, std::string>* failedGroups) {
+    std::map<std::string, std::string>* failedGroups, Status* partial) {
   discovery_->invalidate();
   auto discovered = discovery_->serverPreferredNamespacedResources();
   if (!discovered.ok()) return Status(discovered.status().code(), "failed to discover resources: " + discovered.status().message());
@@ -60,28 +60,20 @@ Result<std::vector<client::APIResourceInfo>> ResourceQuotaController::quotableRe
   for (const auto& r : discovered->resources)
     if (r.hasVerb("create") && r.hasVerb("list") && r.hasVerb("watch") && r.hasVerb("delete")) out.push_back(r);
   if (failedGroups) *failedGroups = discovered->failedGroupVersions;
-  Status partial = discovered->groupDiscoveryError();
-  if (!partial.ok()) {
-    KLOG_ERROR("\"Error during resource discovery\" err=\"" + partial.message() + "\"");
-    if (out.empty()) return partial;
-  }
+  *partial = discovered->groupDiscoveryError();
   return out;
 }
 
 Status ResourceQuotaController::init() {
   if (!monitor_) return Status::Ok();
-  std::map<std::string, std::string> failed;
-  auto resources = quotableResources(&failed);
-  if (!resources.ok()) {
-    // A group that failed discovery is not fatal: a later sync picks it up.
-    if (!failed.empty()) {
-      KLOG_ERROR("\"Initial discovery check failure, continuing and counting on future sync update\" err=\"" +
-                 resources.status().message() + "\"");
-      return Status::Ok();
-    }
-    return resources.status();
-  }
-  monitor_->syncMonitors(*resources);
+  Status partial;
+  auto resources = quotableResources(nullptr, &partial);
+  if (!resources.ok()) return resources.status();
+  // A group that failed discovery is not fatal: a later sync picks it up. Logged with the constructor's logger.
+  if (!partial.ok())
+    KLOG_ERROR("\"Initial discovery check failure, continuing and counting on future sync update\" "
+               "logger=\"resourcequota-controller\" err=" + log::quote(partial.message()));
+  monitor_->syncMonitors(*resources, /*fromConstructor=*/true);
   return Status::Ok();
 }
 
@@ -89,8 +81,13 @@ void ResourceQuotaController::resyncMonitors() {
   if (!monitor_) return;
   // Discovery first, outside the lock the workers' monitorsReady() takes (the Periodic runs one pass at a time).
   std::map<std::string, std::string> failed;
-  auto resources = quotableResources(&failed);
-  if (!resources.ok()) return;  // logged; the next period retries
+  Status partial;
+  auto resources = quotableResources(&failed, &partial);
+  if (!resources.ok() || !partial.ok())
+    KLOG_ERROR("\"Error during resource discovery\" err=" +
+               log::quote(resources.ok() ? partial.message() : resources.status().message()));
+  // The next period retries; a partial answer with some resources goes on, keeping the failed groups' monitors.
+  if (!resources.ok() || (!partial.ok() && resources->empty())) return;
   std::lock_guard l(syncMu_);
   std::set<std::string> newResources;
   for (const auto& r : *resources) newResources.insert(resourceKey(r));
@@ -149,7 +146,7 @@ void ResourceQuotaController::run(int workers, std::stop_token stop) {
     discoverySync_.start(clock_, opts_.discoveryPeriod, stop, [this] { resyncMonitors(); });
   }
   std::vector<std::function<bool()>> synced = {[this] { return quotas_.hasSynced(); }};
-  if (monitor_) synced.push_back([this] { return monitor_->isSynced(); });
+  if (monitor_) synced.push_back([this] { return monitor_->isSynced(/*fromConstructor=*/true); });
   primary_.start(workers, stop, synced);
   priority_.start(workers, stop, synced);
   if (opts_.resyncPeriod > Clock::Duration::zero()) {

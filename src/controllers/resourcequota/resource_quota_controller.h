@@ -52,7 +52,9 @@ class ResourceQuotaController {
  private:
   friend class ResourceQuotaControllerTestPeer;
   void addQuota(const api::core::v1::ResourceQuota& rq);
-  Result<std::vector<client::APIResourceInfo>> quotableResources(std::map<std::string, std::string>* failedGroups);
+  // The namespaced resources quota can count; `partial`: the group discovery error of an answer missing groups.
+  Result<std::vector<client::APIResourceInfo>> quotableResources(std::map<std::string, std::string>* failedGroups,
+                                                                 Status* partial);
   bool monitorsReady();
 
   std::shared_ptr<client::RestClient> client_;

@@ -68,7 +68,8 @@ runtime::SyncResult QuotaMonitor::processResourceChange(const std::string& key) 
   return runtime::SyncResult::ok();
 }
 
-std::unique_ptr<QuotaMonitor::Monitor> QuotaMonitor::monitorFor(const client::APIResourceInfo& r) {
+std::unique_ptr<QuotaMonitor::Monitor> QuotaMonitor::monitorFor(const client::APIResourceInfo& r,
+                                                                const std::string& loggerKv) {
   auto m = std::make_unique<Monitor>();
   const std::string gr = quota::groupResourceString(r.group, r.resource);
   auto enqueue = [this](const std::string& g, const std::string& ns) { this->enqueue(g, ns); };
@@ -104,13 +105,21 @@ std::unique_ptr<QuotaMonitor::Monitor> QuotaMonitor::monitorFor(const client::AP
     if (!registry_.get(gr)) {
       registry_.add(std::make_shared<quota::ObjectCountEvaluator<PartialObjectMetadata>>(
           r.group, r.resource, quota::cacheListFunc<PartialObjectMetadata>(inf, gvr.toString())));
-      KLOG_INFO("\"QuotaMonitor created object count evaluator\" logger=\"resourcequota-controller\" resource=\"" + gr + "\"");
+      KLOG_INFO("\"QuotaMonitor created object count evaluator\"" + loggerKv + " resource=\"" + gr + "\"");
     }
   }
   return m;
 }
 
-QuotaMonitor::Counts QuotaMonitor::syncMonitors(const std::vector<client::APIResourceInfo>& resources) {
+namespace {
+std::string loggerKeyValue(bool fromConstructor) {
+  return fromConstructor ? " logger=\"resourcequota-controller\"" : "";
+}
+}  // namespace
+
+QuotaMonitor::Counts QuotaMonitor::syncMonitors(const std::vector<client::APIResourceInfo>& resources,
+                                                bool fromConstructor) {
+  const std::string loggerKv = loggerKeyValue(fromConstructor);
   std::set<std::string> existing;
   {
     std::lock_guard l(mu_);
@@ -122,7 +131,7 @@ QuotaMonitor::Counts QuotaMonitor::syncMonitors(const std::vector<client::APIRes
     if (ignored_.count(quota::groupResourceString(r.group, r.resource))) continue;
     const std::string key = r.group + "/" + r.version + "/" + r.resource;
     if (!wanted.insert(key).second || existing.count(key)) continue;
-    added.emplace(key, monitorFor(r));
+    added.emplace(key, monitorFor(r, loggerKv));
   }
   Counts c;
   c.added = static_cast<int>(added.size());
@@ -140,20 +149,20 @@ QuotaMonitor::Counts QuotaMonitor::syncMonitors(const std::vector<client::APIRes
     monitors_.merge(added);
   }
   c.removed = static_cast<int>(removed.size());
-  KLOG_V(4, "\"quota synced monitors\" logger=\"resourcequota-controller\" added=" + std::to_string(c.added) + " kept=" + std::to_string(c.kept) +
+  KLOG_V(4, "\"quota synced monitors\"" + loggerKv + " added=" + std::to_string(c.added) + " kept=" + std::to_string(c.kept) +
                 " removed=" + std::to_string(c.removed));
   return c;  // `removed` goes here: its handlers are removed outside the lock
 }
 
-bool QuotaMonitor::isSynced() const {
+bool QuotaMonitor::isSynced(bool fromConstructor) const {
   std::lock_guard l(mu_);
   if (monitors_.empty()) {
-    KLOG_V(4, "\"quota monitor not synced: no monitors\"");
+    KLOG_V(4, "\"quota monitor not synced: no monitors\"" + loggerKeyValue(fromConstructor));
     return false;
   }
   for (const auto& [key, m] : monitors_)
     if (!m->hasSynced()) {
-      KLOG_V(4, "\"quota monitor not synced\" resource=\"" + key + "\"");
+      KLOG_V(4, "\"quota monitor not synced\"" + loggerKeyValue(fromConstructor) + " resource=\"" + key + "\"");
       return false;
     }
   return true;

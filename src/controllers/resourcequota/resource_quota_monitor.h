@@ -34,19 +34,22 @@ class QuotaMonitor {
   ~QuotaMonitor();
 
   // upstream SyncMonitors: monitors for exactly `resources` (less the ignored ones); new ones start with the
-  // factory's next start(). Returns how many were added, kept and removed.
+  // factory's next start(). Returns how many were added, kept and removed. `fromConstructor`: called with
+  // upstream's constructor context, whose logger carries the controller's name (its lines get logger=...); the
+  // periodic resync runs with Run's context, whose lines do not.
   struct Counts {
     int added = 0, kept = 0, removed = 0;
   };
-  Counts syncMonitors(const std::vector<client::APIResourceInfo>& resources);
-  // upstream IsSynced: there is a monitor and all have synced.
-  bool isSynced() const;
+  Counts syncMonitors(const std::vector<client::APIResourceInfo>& resources, bool fromConstructor = false);
+  // upstream IsSynced: there is a monitor and all have synced. `fromConstructor` as for syncMonitors (upstream's
+  // start-up cache wait closes over the constructor's context, the resync's wait uses Run's).
+  bool isSynced(bool fromConstructor = false) const;
   // Starts the change queue; StartMonitors is the factory's start, done by the caller.
   void run(std::stop_token stop);
 
  private:
   struct Monitor;
-  std::unique_ptr<Monitor> monitorFor(const client::APIResourceInfo& r);
+  std::unique_ptr<Monitor> monitorFor(const client::APIResourceInfo& r, const std::string& loggerKv);
   runtime::SyncResult processResourceChange(const std::string& key);
   void enqueue(const std::string& groupResource, const std::string& ns);
 
