@@ -140,6 +140,8 @@ make_pki() {
   sign admin kubernetes-admin system:masters clientAuth
   sign controller-manager system:kube-controller-manager "" clientAuth
   sign scheduler system:kube-scheduler "" clientAuth
+  # A superuser whose every write the audit log records (audited.conf; the split-brain e2e test's leader).
+  sign audited kcm-audited system:masters clientAuth
   sign apiserver-kubelet-client kube-apiserver-kubelet-client system:masters clientAuth
   CA=front-proxy-ca; make_ca front-proxy-ca front-proxy-ca
   sign front-proxy-client front-proxy-client "" clientAuth
@@ -149,6 +151,18 @@ make_pki() {
   kubeconfig admin.conf kubernetes-admin admin
   kubeconfig controller-manager.conf system:kube-controller-manager controller-manager
   kubeconfig scheduler.conf system:kube-scheduler scheduler
+  kubeconfig audited.conf kcm-audited audited
+  # Audit: the writes of user kcm-audited only (Metadata level, JSON lines in audit.log), nothing else.
+  cat > audit-policy.yaml <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: [kcm-audited]
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+POLICY
 }
 
 # ---------------------------------------------------------------------------------------------- up
@@ -212,6 +226,8 @@ ENV
     --proxy-client-cert-file="${D}/pki/front-proxy-client.crt" --proxy-client-key-file="${D}/pki/front-proxy-client.key" \
     --runtime-config=internal.apiserver.k8s.io/v1alpha1=true,scheduling.k8s.io/v1beta1=true,resource.k8s.io/v1alpha3=true \
     --feature-gates=GenericWorkload=true,DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true \
+    --audit-policy-file="${D}/audit-policy.yaml" --audit-log-path="${D}/audit.log" --audit-log-format=json \
+    --audit-log-maxsize=100 --audit-log-maxbackup=1 \
     --profiling=false --v=1
   wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs everything: install deps if missing, build, unit tests, build the control plane if stale, e2e.
+# Runs everything: install deps if missing, build, unit tests, build the control plane if stale, e2e, the
+# differential scenarios and packaging, and (beside them, at low priority) a short run of every fuzz target.
 # Exits non-zero on any failure; prints how many unit and e2e tests ran.
 . "$(dirname "$0")/lib.sh"
 cd "${REPO_ROOT}"
 t0=$(date +%s)
-bash hack/install-deps.sh
+bash hack/install-deps.sh fuzz  # clang for the fuzz targets too, before anything runs in the background
 bash hack/build.sh
 # docs/flags.md and the typed options must match the code that reads them.
 gen_rc=0
@@ -88,6 +89,11 @@ e2e_lanes() {
   cat "${OUTPUT_DIR}/e2e-lane1.log" "${OUTPUT_DIR}/e2e-lane2.log"
   return $rc
 }
+# The fuzz targets (hack/fuzz.sh: clang build with ASan+UBSan, then 20 s per target) run at the lowest CPU priority
+# beside the phases below, which mostly wait on their clusters: they take the idle CPU, not the clusters'.
+rm -f "${OUTPUT_DIR}/fuzz-phase.log"
+nice -n 19 bash hack/fuzz.sh 20 > "${OUTPUT_DIR}/fuzz-phase.log" 2>&1 &
+fuzz_pid=$!
 rm -f "${OUTPUT_DIR}"/e2e-results*.json "${OUTPUT_DIR}/diff-counts" "${OUTPUT_DIR}/diff-failed" "${OUTPUT_DIR}/packaging.log"
 e2e_rc=0
 if [ -n "${KCM_TEST_SERIAL:-}" ]; then
@@ -106,6 +112,14 @@ else
   log "differential scenarios beside upstream, then packaging (run during the e2e tests)"
   cat "${OUTPUT_DIR}/diff-phase.log"
 fi
+fuzz_rc=0
+wait "${fuzz_pid}" || fuzz_rc=$?
+log "fuzz targets (run beside the tests above)"
+tail -n 30 "${OUTPUT_DIR}/fuzz-phase.log"
+fuzz_pass="$(grep -cE '^fuzz_[a-z_]+: [0-9]+ executions' "${OUTPUT_DIR}/fuzz-phase.log" || true)"
+fuzz_fail="$(grep -cE '^fuzz_[a-z_]+: .* -- FAILED' "${OUTPUT_DIR}/fuzz-phase.log" || true)"
+fuzz_pass=$(( ${fuzz_pass:-0} - ${fuzz_fail:-0} ))
+[ "${fuzz_rc}" -ne 0 ] && [ "${fuzz_fail:-0}" -eq 0 ] && fuzz_fail=1  # the build or the script failed
 read -r e2e_pass e2e_fail < <(counts "${E2E_RESULTS[@]}")
 read -r diff_pass diff_fail < "${OUTPUT_DIR}/diff-counts" 2>/dev/null || { diff_pass=0; diff_fail=1; }
 pkg_pass="$(grep -c '^PASS packaging/' "${OUTPUT_DIR}/packaging.log" 2>/dev/null || true)"
@@ -121,11 +135,14 @@ echo "diff: ${diff_pass} passed, ${diff_fail} failed"
 cat "${OUTPUT_DIR}/diff-failed" 2>/dev/null || true
 echo "packaging: ${pkg_pass:-0} passed, ${pkg_fail:-0} failed"
 grep '^FAIL packaging/' "${OUTPUT_DIR}/packaging.log" 2>/dev/null | sed 's/^FAIL /  FAILED /' || true
+echo "fuzz: ${fuzz_pass} passed, ${fuzz_fail} failed"
+grep -E '^fuzz_[a-z_]+: .* -- FAILED' "${OUTPUT_DIR}/fuzz-phase.log" 2>/dev/null | sed 's/^/  FAILED /; s/:.*//' || true
 [ $gen_rc -ne 0 ] && echo "typed options: not current (hack/gen-typed-options.py . --check failed; 1 failure)"
 echo "took $(( $(date +%s) - t0 )) s"
-total_fail=$(( unit_fail + e2e_fail + diff_fail + pkg_fail ))
+total_fail=$(( unit_fail + e2e_fail + diff_fail + pkg_fail + fuzz_fail ))
 [ $unit_rc -ne 0 ] && [ "$unit_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))  # crashed before reporting
 [ $e2e_rc -ne 0 ] && [ "$e2e_fail" -eq 0 ] && total_fail=$(( total_fail + 1 ))
 [ $gen_rc -ne 0 ] && total_fail=$(( total_fail + 1 ))
-echo "$(( unit_pass + e2e_pass + diff_pass + pkg_pass )) passed, ${total_fail} failed"
-[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ] && [ $diff_fail -eq 0 ] && [ "$pkg_fail" -eq 0 ]
+echo "$(( unit_pass + e2e_pass + diff_pass + pkg_pass + fuzz_pass )) passed, ${total_fail} failed"
+[ $unit_rc -eq 0 ] && [ $e2e_rc -eq 0 ] && [ $gen_rc -eq 0 ] && [ $diff_fail -eq 0 ] && [ "$pkg_fail" -eq 0 ] && \
+  [ "$fuzz_fail" -eq 0 ]

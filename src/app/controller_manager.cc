@@ -19,6 +19,7 @@
 #include "base/executor.h"
 #include "base/log.h"
 #include "client/rest_client.h"
+#include "client/write_fence.h"
 #include "controllers/client_builder.h"
 #include "controllers/context.h"
 #include "controllers/controller.h"
@@ -247,7 +248,9 @@ int run(const std::vector<std::string>& args) {
   // lock the listed ones this component may run.
   enum class RunSet { kAll, kMain, kMigrated };
   std::atomic<bool> migrationReady{false};
-  auto startControllers = [&](std::stop_token stop, RunSet set) -> Status {
+  // `fence`: the write fence of the lock this set runs under (null without leader election).
+  auto startControllers = [&](std::stop_token stop, RunSet set,
+                              std::shared_ptr<const client::WriteFence> fence) -> Status {
     // CreateControllerContext.
     controllers::ControllerContext ctx;
     ctx.options = &opts;
@@ -262,6 +265,14 @@ int run(const std::vector<std::string>& args) {
     // context): requests still queued or retrying end at once instead of holding the shutdown up.
     client::RestConfig ctlCfg = *restCfg;
     ctlCfg.cancel = std::make_shared<std::stop_source>();
+    // Their writes are fenced by the lease (client/write_fence.h); so are those made with the root identity
+    // (the token controller, token requests), through a root client of the controllers' own.
+    ctlCfg.fence = std::move(fence);
+    if (ctlCfg.fence) {
+      auto leadingRoot = client::RestClient::create(ctlCfg);
+      if (!leadingRoot.ok()) return leadingRoot.status();
+      ctx.rootClient = *leadingRoot;
+    }
     if (opts.generic.useServiceAccountCredentials)
       ctx.clientBuilder = std::make_unique<controllers::ServiceAccountClientBuilder>(ctlCfg, *rootClient);
     else
@@ -390,7 +401,7 @@ int run(const std::vector<std::string>& args) {
   };
 
   if (!opts.generic.leaderElect) {
-    if (Status s = startControllers(gStop.get_token(), RunSet::kAll); !s.ok()) return commandFailed(s.message());
+    if (Status s = startControllers(gStop.get_token(), RunSet::kAll, nullptr); !s.ok()) return commandFailed(s.message());
     return 0;
   }
 
@@ -409,6 +420,7 @@ int run(const std::vector<std::string>& args) {
   lc.leaseDuration = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectLeaseDuration);
   lc.renewDeadline = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRenewDeadline);
   lc.retryPeriod = std::chrono::duration_cast<Clock::Duration>(opts.generic.leaderElectRetryPeriod);
+  lc.fence = std::make_shared<client::WriteFence>();
   // Upstream cancels the leader-election context when OnStartedLeading returns, so a run that failed (or ended)
   // stops leading: OnStoppedLeading then exits.
   std::stop_source electionStop;
@@ -417,7 +429,7 @@ int run(const std::vector<std::string>& args) {
   Status runErr;
   lc.onStartedLeading = [&](std::stop_token stop) {
     if (migrator) KLOG_INFO("\"leader migration: starting main controllers.\"");
-    Status s = startControllers(stop, migrator ? RunSet::kMain : RunSet::kAll);
+    Status s = startControllers(stop, migrator ? RunSet::kMain : RunSet::kAll, lc.fence);
     if (!s.ok()) {
       std::lock_guard l(runErrMu);
       runErr = s;
@@ -454,9 +466,10 @@ int run(const std::vector<std::string>& args) {
   if (migrator && migrator->config().resourceLock == leaderelection::kResourceLockLeases) {
     leaderelection::Config mc = lc;
     mc.lockName = migrator->config().leaderName;
-    mc.onStartedLeading = [&](std::stop_token stop) {
+    mc.fence = std::make_shared<client::WriteFence>();
+    mc.onStartedLeading = [&, fence = mc.fence](std::stop_token stop) {  // mc ends with this block
       KLOG_INFO("\"leader migration: starting migrated controllers.\"");
-      Status s = startControllers(stop, RunSet::kMigrated);
+      Status s = startControllers(stop, RunSet::kMigrated, fence);
       if (!s.ok()) {
         std::lock_guard l(runErrMu);
         runErr = s;

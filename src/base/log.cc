@@ -1,4 +1,5 @@
 #include "base/log.h"
+#include "base/log_discard.h"
 #include "base/klog_text.h"
 
 #include <sys/syscall.h>
@@ -17,6 +18,7 @@ namespace kcm::log {
 namespace {
 std::atomic<int> gVerbosity{0};
 std::atomic<bool> gJson{false};
+std::atomic<bool> gDiscard{false};
 std::mutex gVModuleMu;
 std::vector<std::pair<std::string, int>> gVModule;
 
@@ -125,6 +127,7 @@ size_t klogValueEnd(std::string_view s, size_t i) {
 void setVerbosity(int v) { gVerbosity = v; }
 int verbosity() { return gVerbosity.load(); }
 void setJsonFormat(bool json) { gJson = json; }
+void setDiscard(bool discard) { gDiscard = discard; }
 
 void setVModule(const std::string& spec) {
   std::lock_guard l(gVModuleMu);
@@ -152,6 +155,7 @@ int verbosityFor(const char* file) {
 }
 
 void write(char severity, const char* file, int line, const std::string& msg, int v) {
+  if (gDiscard.load(std::memory_order_relaxed)) return;
   using namespace std::chrono;
   auto now = system_clock::now();
   std::time_t t = system_clock::to_time_t(now);

@@ -1,4 +1,6 @@
 #include "client/rest_client.h"
+#include "client/key_pair.h"
+#include "client/write_fence.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>
@@ -331,7 +333,7 @@ Status RestClient::init() {
     for (size_t i = 1; i < certs.size(); ++i) X509_free(certs[i]);
     tls_->key = parseKey(config_.keyData);
     if (!tls_->key) return fail("client key data holds no PEM private key");
-    if (X509_check_private_key(tls_->cert, tls_->key) != 1) {
+    if (!privateKeyMatches(tls_->key, X509_get0_pubkey(tls_->cert))) {
       ERR_clear_error();
       return fail("client certificate and key do not match");
     }
@@ -589,9 +591,14 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
   const std::stop_token cancelled = config_.cancel ? config_.cancel->get_token() : std::stop_token();
   if (!stop.stop_possible()) stop = cancelled;
   bool retriedClosed = false;
+  const bool fenced = config_.fence && req.method != "GET" && req.method != "HEAD";
   for (int attempt = 1;; ++attempt) {
     if (cancelled.stop_requested())
       return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t + ": context canceled");
+    // Checked on every attempt: a retry after a Retry-After wait must not outlive the lease either.
+    if (fenced && !config_.fence->open())
+      return Status(StatusCode::kCancelled, "request refused: " + req.method + " " + t +
+                                                ": the leader election lease was not renewed within the renew deadline");
     const std::string hostPort = host_ + ":" + std::to_string(port_);
     const auto waitFrom = clock_.now();
     if (!limiter_.accept(stop)) return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);

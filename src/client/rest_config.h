@@ -15,6 +15,8 @@
 
 namespace kcm::client {
 
+class WriteFence;  // client/write_fence.h
+
 // An exec credential plugin (kubeconfig users[].user.exec).
 struct ExecConfig {
   std::string command;
@@ -46,6 +48,9 @@ struct RestConfig {
   // at once with kCancelled, as client-go's requests do when the context they were given is cancelled. The
   // manager cancels its controllers' clients this way at shutdown. Null: never.
   std::shared_ptr<std::stop_source> cancel;
+  // The leader's write fence (client/write_fence.h): while it is closed, requests other than GET and HEAD fail
+  // with kCancelled without being sent. Null: writes are never fenced (no leader election).
+  std::shared_ptr<const WriteFence> fence;
   // Where it came from, for error messages ("kubeconfig /etc/kubernetes/controller-manager.conf").
   std::string source;
 };

@@ -1,4 +1,5 @@
 #include "healthz/server.h"
+#include "client/key_pair.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -184,7 +185,9 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
       return false;
     }
     installSni(ctx, certs);
-    if (SSL_CTX_use_certificate(&ctx, pem.cert) != 1 || SSL_CTX_use_PrivateKey(&ctx, pem.key) != 1) return false;
+    if (!client::privateKeyMatches(pem.key, X509_get0_pubkey(pem.cert)) ||
+        SSL_CTX_use_certificate(&ctx, pem.cert) != 1 || SSL_CTX_use_PrivateKey(&ctx, pem.key) != 1)
+      return false;
     if (askForCerts) {
       // Ask for a client certificate but do not require one: anonymous requests reach the authorizer. The chain
       // is verified after the handshake, against --client-ca-file or --requestheader-client-ca-file.

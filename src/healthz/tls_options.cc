@@ -1,4 +1,5 @@
 #include "healthz/tls_options.h"
+#include "client/key_pair.h"
 
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -138,7 +139,7 @@ Result<std::vector<SniCertificate>> loadSniCertificates(const std::vector<std::s
     BIO_free(kb);
     if (!c.cert) return Status(StatusCode::kInvalidArgument, "--tls-sni-cert-key: " + files[0] + " holds no PEM certificate");
     if (!c.key) return Status(StatusCode::kInvalidArgument, "--tls-sni-cert-key: " + files[1] + " holds no PEM private key");
-    if (X509_check_private_key(c.cert.get(), c.key.get()) != 1)
+    if (!client::privateKeyMatches(c.key.get(), X509_get0_pubkey(c.cert.get())))
       return Status(StatusCode::kInvalidArgument,
                     "--tls-sni-cert-key: the certificate " + files[0] + " and key " + files[1] + " do not match");
     c.names = colon == std::string::npos ? certificateNames(c.cert.get()) : split(spec.substr(colon + 1), ',');

@@ -43,6 +43,7 @@ bool LeaderElector::healthy(Clock::Duration tolerance) const {
 bool LeaderElector::tryAcquireOrRenew() {
   const int32_t leaseSecs =
       static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(cfg_.leaseDuration).count());
+  const Clock::TimePoint started = clock_.now();
   auto now = api::microTimeNow(clock_);
   auto got = client::get<Lease>(*client_, cfg_.lockNamespace, cfg_.lockName);
   if (!got.ok()) {
@@ -64,7 +65,7 @@ bool LeaderElector::tryAcquireOrRenew() {
                  " lock=" + quote(desc()));
       return false;
     }
-    return recordOwnWrite(now, created->metadata);
+    return recordOwnWrite(now, created->metadata, started);
   }
   Lease lease = std::move(got).value();
   {
@@ -98,10 +99,12 @@ bool LeaderElector::tryAcquireOrRenew() {
     KLOG_ERROR("\"Failed to update lease\" err=" + quote(updated.status().message()) + " lock=" + quote(desc()));
     return false;
   }
-  return recordOwnWrite(now, updated->metadata);
+  return recordOwnWrite(now, updated->metadata, started);
 }
 
-bool LeaderElector::recordOwnWrite(const api::MicroTime& now, const api::meta::v1::ObjectMeta& written) {
+bool LeaderElector::recordOwnWrite(const api::MicroTime& now, const api::meta::v1::ObjectMeta& written,
+                                   Clock::TimePoint started) {
+  if (cfg_.fence) cfg_.fence->openUntil(started + cfg_.renewDeadline);
   std::lock_guard l(mu_);
   leaseMeta_ = written;
   observedHolder_ = cfg_.identity;
@@ -145,7 +148,9 @@ void LeaderElector::run(std::stop_token stop) {
   status.set(1);
   std::stop_source leading;
   std::jthread work;
-  if (cfg_.onStartedLeading) work = std::jthread([&] { cfg_.onStartedLeading(leading.get_token()); });
+  // The callback and its token by value: a lost leader detaches this thread below and may be destroyed first.
+  if (cfg_.onStartedLeading)
+    work = std::jthread([fn = cfg_.onStartedLeading, token = leading.get_token()] { fn(token); });
   // Renew loop: give up when no renewal succeeded within renewDeadline.
   while (!stop.stop_requested()) {
     if (!clock_.sleepFor(cfg_.retryPeriod, stop)) break;
@@ -153,10 +158,14 @@ void LeaderElector::run(std::stop_token stop) {
     bool renewed = false;
     while (!stop.stop_requested() && clock_.now() < deadline) {
       if ((renewed = tryAcquireOrRenew())) break;
+      // Another holder's valid record (we were frozen past the lease, or a clock ran wild): the lease is lost
+      // now, retrying until the deadline would only keep the controllers running (client-go retries).
+      if (const std::string holder = observedHolder(); !holder.empty() && holder != cfg_.identity) break;
       clock_.sleepFor(std::chrono::milliseconds(500), stop);
     }
     if (!renewed) break;
   }
+  if (cfg_.fence) cfg_.fence->close();
   recordEvent("stopped leading");
   leader_ = false;
   status.set(0);

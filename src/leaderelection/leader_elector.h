@@ -19,6 +19,7 @@
 #include "api/gen/meta_v1.h"
 #include "client/events.h"
 #include "client/rest_client.h"
+#include "client/write_fence.h"
 
 namespace kcm::leaderelection {
 
@@ -38,6 +39,9 @@ struct Config {
   // client-go's LeaseLock.RecordEvent: a Normal "LeaderElection" event on the Lease, "<identity> became leader"
   // once acquired and "<identity> stopped leading" when leading ends. Empty: no events.
   std::function<void(const client::ObjectReference& lease, const std::string& message)> recordEvent;
+  // The controllers' write fence (client/write_fence.h), beyond client-go: opened until the start of each
+  // successful acquire or renew plus renewDeadline, closed when leading ends. Null: none.
+  std::shared_ptr<client::WriteFence> fence;
 };
 
 class LeaderElector {
@@ -56,7 +60,9 @@ class LeaderElector {
   // One attempt to acquire or renew. True when we hold the lease afterwards.
   bool tryAcquireOrRenew();
   // After our own successful write of the Lease: we are the observed holder as of now. Returns true.
-  bool recordOwnWrite(const ::kcm::api::MicroTime& now, const ::kcm::api::meta::v1::ObjectMeta& written);
+  // `started`: when the attempt began (before its reads), the moment the write fence is extended from.
+  bool recordOwnWrite(const ::kcm::api::MicroTime& now, const ::kcm::api::meta::v1::ObjectMeta& written,
+                      Clock::TimePoint started);
   // The LeaderElection event about the Lease as last read or written.
   void recordEvent(const std::string& what);
   // client-go's Lock.Describe(): "namespace/name".

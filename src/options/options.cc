@@ -139,37 +139,102 @@ std::vector<std::pair<std::string, std::string>> FlagValues::dump() const {
   return out;
 }
 
-Result<std::chrono::nanoseconds> parseDuration(const std::string& in) {
-  std::string s = in;
-  if (s.empty()) return Status(StatusCode::kInvalidArgument, "time: invalid duration \"\"");
-  bool neg = false;
-  size_t i = 0;
-  if (s[0] == '-' || s[0] == '+') neg = s[i++] == '-';
-  if (s.substr(i) == "0") return std::chrono::nanoseconds(0);
-  long double total = 0;
-  bool any = false;
-  while (i < s.size()) {
-    size_t start = i;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-    if (start == i) return Status(StatusCode::kInvalidArgument, "time: invalid duration \"" + in + "\"");
-    long double num = std::stold(s.substr(start, i - start));
-    size_t u = i;
-    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.') ++i;
-    std::string unit = s.substr(u, i - u);
-    long double mult;
-    if (unit == "ns") mult = 1;
-    else if (unit == "us" || unit == "\xc2\xb5s" || unit == "\xce\xbcs") mult = 1e3;
-    else if (unit == "ms") mult = 1e6;
-    else if (unit == "s") mult = 1e9;
-    else if (unit == "m") mult = 60e9;
-    else if (unit == "h") mult = 3600e9;
-    else if (unit.empty()) return Status(StatusCode::kInvalidArgument, "time: missing unit in duration \"" + in + "\"");
-    else return Status(StatusCode::kInvalidArgument, "time: unknown unit \"" + unit + "\" in duration \"" + in + "\"");
-    total += num * mult;
-    any = true;
+namespace {
+// The time package's quote(): ASCII kept ('"' and '\\' escaped), every other byte as \xHH.
+std::string timeQuote(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c >= 0x80 || c < ' ') {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += static_cast<char>(c);
+    }
   }
-  if (!any || total > 9.2e18L) return Status(StatusCode::kInvalidArgument, "time: invalid duration \"" + in + "\"");
-  return std::chrono::nanoseconds(static_cast<int64_t>(neg ? -total : total));
+  return out + "\"";
+}
+}  // namespace
+
+// Go's time.ParseDuration, step for step: integers in uint64 (overflow is an invalid duration), the fraction
+// scaled through float64 as Go does, so that every duration parses to the same nanosecond as upstream's.
+Result<std::chrono::nanoseconds> parseDuration(const std::string& in) {
+  const auto invalid = [&] { return Status(StatusCode::kInvalidArgument, "time: invalid duration " + timeQuote(in)); };
+  constexpr uint64_t kLimit = uint64_t{1} << 63;
+  std::string_view s = in;
+  bool neg = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return std::chrono::nanoseconds(0);
+  if (s.empty()) return invalid();
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  uint64_t d = 0;
+  while (!s.empty()) {
+    if (!(s[0] == '.' || digit(s[0]))) return invalid();
+    uint64_t v = 0;  // leadingInt
+    size_t i = 0;
+    for (; i < s.size() && digit(s[i]); ++i) {
+      if (v > kLimit / 10) return invalid();
+      v = v * 10 + static_cast<uint64_t>(s[i] - '0');
+      if (v > kLimit) return invalid();
+    }
+    const bool pre = i > 0;
+    s.remove_prefix(i);
+    uint64_t f = 0;
+    double scale = 1;
+    bool post = false;
+    if (!s.empty() && s[0] == '.') {  // leadingFraction: digits past int64 precision only count
+      s.remove_prefix(1);
+      bool overflow = false;
+      for (i = 0; i < s.size() && digit(s[i]); ++i) {
+        if (overflow) continue;
+        if (f > (kLimit - 1) / 10) {
+          overflow = true;
+          continue;
+        }
+        const uint64_t y = f * 10 + static_cast<uint64_t>(s[i] - '0');
+        if (y > kLimit) {
+          overflow = true;
+          continue;
+        }
+        f = y;
+        scale *= 10;
+      }
+      post = i > 0;
+      s.remove_prefix(i);
+    }
+    if (!pre && !post) return invalid();
+    for (i = 0; i < s.size() && s[i] != '.' && !digit(s[i]); ++i) {
+    }
+    if (i == 0) return Status(StatusCode::kInvalidArgument, "time: missing unit in duration " + timeQuote(in));
+    const std::string_view u = s.substr(0, i);
+    s.remove_prefix(i);
+    uint64_t unit;
+    if (u == "ns") unit = 1;
+    else if (u == "us" || u == "\xc2\xb5s" || u == "\xce\xbcs") unit = 1000;
+    else if (u == "ms") unit = 1000000;
+    else if (u == "s") unit = 1000000000;
+    else if (u == "m") unit = 60000000000;
+    else if (u == "h") unit = 3600000000000;
+    else
+      return Status(StatusCode::kInvalidArgument,
+                    "time: unknown unit " + timeQuote(u) + " in duration " + timeQuote(in));
+    if (v > kLimit / unit) return invalid();
+    v *= unit;
+    if (f > 0) {
+      v += static_cast<uint64_t>(static_cast<double>(f) * (static_cast<double>(unit) / scale));
+      if (v > kLimit) return invalid();
+    }
+    d += v;
+    if (d > kLimit) return invalid();
+  }
+  if (neg) return std::chrono::nanoseconds(static_cast<int64_t>(0 - d));  // -2^63 included
+  if (d > kLimit - 1) return invalid();
+  return std::chrono::nanoseconds(static_cast<int64_t>(d));
 }
 
 std::string usage() {

@@ -1,6 +1,7 @@
 #include "quota/resources.h"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 
 namespace kcm::quota {
@@ -83,18 +84,33 @@ bool Amount::parse(std::string_view s, Amount& out) {
     if (ec != std::errc() || p != ex.data() + ex.size()) return false;
     format = Format::kDecimalExponent;
   }
-  // value = digits / 10^fracLen * base^exponent, in nanos, magnitude rounded up.
-  i128 num = digits * kNano, den = tenTo(fracLen);
-  if (base == 2) {
-    for (int k = 0; k < exponent && num < kCap; ++k) num *= 2;
-  } else if (exponent >= 0) {
-    for (int k = 0; k < exponent && num < kCap; ++k) num *= 10;
-  } else if (exponent < -40) {
-    num = num != 0 ? 1 : 0, den = 1;  // below a nano: rounds up to 1n
+  // In nanos: digits * 2^e2 * 10^e10, magnitude rounded up, capped at kCap. Exact in 128 bits for every quantity
+  // an apiserver sends; past that (dozens of digits with a binary suffix, powers of ten beyond 10^38) the
+  // magnitude is taken in long double.
+  const int e2 = base == 2 ? exponent : 0;
+  const long long e10 = 9LL - fracLen + (base == 10 ? exponent : 0);
+  int bits = 0;
+  for (i128 x = digits; x > 0; x >>= 1) ++bits;
+  i128 nanos = 0;
+  if (digits == 0) {
+    nanos = 0;
+  } else if (bits + e2 > 125 || e10 > 38 || e10 < -38) {
+    const long double v = static_cast<long double>(digits) * std::pow(2.0L, e2) *
+                          std::pow(10.0L, static_cast<long double>(e10));
+    nanos = !(v < static_cast<long double>(kCap)) ? kCap : std::max<i128>(1, static_cast<i128>(std::ceil(v)));
   } else {
-    den *= tenTo(-exponent);
+    i128 num = digits << e2;  // below 2^126
+    if (e10 >= 0) {
+      for (long long k = 0; k < e10 && num <= kCap; ++k) num *= 10;
+      nanos = std::min(num, kCap);
+    } else {
+      const i128 den = tenTo(static_cast<int>(-e10));  // at most 10^38
+      nanos = std::min((num + den - 1) / den, kCap);
+    }
   }
-  i128 nanos = std::min((num + den - 1) / den, kCap);
+  // ParseQuantity caps a positive BinarySI amount at the largest int64 (a DecimalSI one is not capped).
+  const i128 kMaxInt64Nanos = static_cast<i128>(INT64_MAX) * kNano;
+  if (format == Format::kBinarySI && !negative && nanos > kMaxInt64Nanos) nanos = kMaxInt64Nanos;
   out = Amount(negative ? -nanos : nanos, format);
   return true;
 }

@@ -235,14 +235,8 @@ namespace {
 
 TEST_F(BasicControllers, LegacyTokenSecretGetsATokenTheApiserverAccepts) {
   ASSERT_TRUE(waitFor([&] { return kubectl({"get", "serviceaccount", "default", "-n", ns()}).ok(); }, 5s));
-  apply(R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"robot"}})");
-  apply(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"robot-token",
-    "annotations":{"kubernetes.io/service-account.name":"robot"}},"type":"kubernetes.io/service-account-token"})");
-  Json secret;
-  ASSERT_TRUE(waitFor([&] {
-    secret = kubectlJson({"get", "secret", "robot-token", "-n", ns()});
-    return secret.is_object() && secret.contains("data") && secret["data"].contains("token");
-  }, 10s)) << kcm_->log().substr(0, 2000);
+  const Json secret = createLegacyTokenSecret(ns(), "robot", 10s);
+  ASSERT_TRUE(secret.is_object()) << kcm_->log().substr(0, 2000);
   EXPECT_TRUE(secret["data"].contains("ca.crt"));
   EXPECT_TRUE(secret["data"].contains("namespace"));
   EXPECT_FALSE(secret["metadata"]["annotations"].value("kubernetes.io/service-account.uid", "").empty());

@@ -33,6 +33,8 @@ error_code decodeValue(Value v, int64_t& out) {
     // strictness except for exact floating representations the apiserver never produces.
     double d;
     if (v.get_double().get(d) || std::floor(d) != d) return e;
+    // 2^63 and beyond (or NaN) have no int64: out of range, not a cast with undefined behaviour.
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return ::simdjson::NUMBER_OUT_OF_RANGE;
     out = static_cast<int64_t>(d);
   }
   return ::simdjson::SUCCESS;

@@ -227,6 +227,8 @@ Result<Selector> selectorFromLabelSelector(const meta::v1::LabelSelector* ls) {
       return Status(StatusCode::kInvalidArgument, "\"" + e.operator_ + "\" is not a valid label selector operator");
     }
     if (Status s = validateKey(r.key); !s.ok()) return s;
+    for (const auto& v : r.values)  // labels.NewRequirement checks each value as a label value
+      if (Status s = validateValue(v); !s.ok()) return s;
     std::sort(r.values.begin(), r.values.end());
     r.values.erase(std::unique(r.values.begin(), r.values.end()), r.values.end());
     sel.add(std::move(r));

@@ -1,6 +1,7 @@
 #include "api/support/types.h"
 
 #include <charconv>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -80,27 +81,37 @@ i128 pow10(int n) {
   return r;
 }
 
-// ceil(q * scale) clamped to int64.
+// ceil(q * scale) clamped to int64 (a negative value truncates, as Go's ceiling of it does).
+// value = digits * scale * 2^e2 / 10^shift10, exact in 128 bits for every quantity an apiserver sends.
 int64_t scaled(const ParsedQuantity& q, int64_t scale) {
-  i128 num = q.digits * scale, den = pow10(q.fracLen);
-  const i128 kMax = static_cast<i128>(INT64_MAX);
-  if (q.base == 2) {
-    for (int k = 0; k < q.exponent; ++k) {
-      num *= 2;
-      if (num > kMax * den) return q.negative ? INT64_MIN : INT64_MAX;
-    }
-  } else if (q.exponent >= 0) {
-    for (int k = 0; k < q.exponent; ++k) {
-      num *= 10;
-      if (num > kMax * den) return q.negative ? INT64_MIN : INT64_MAX;
-    }
-  } else {
-    if (-q.exponent > 30) return 0;
-    den *= pow10(-q.exponent);
+  if (q.digits == 0) return 0;
+  const int64_t saturated = q.negative ? INT64_MIN : INT64_MAX;
+  const int e2 = q.base == 2 ? q.exponent : 0;
+  const int shift10 = q.fracLen - (q.base == 10 ? q.exponent : 0);
+  i128 num = q.digits * scale;  // digits < 2^104, scale <= 1000: below 2^114
+  int bits = 0;
+  for (i128 x = num; x > 0; x >>= 1) ++bits;
+  if (bits + e2 > 125 || shift10 > 38 || shift10 < -38) {
+    // Past 128-bit exact arithmetic (dozens of digits with a binary suffix, or a power of ten beyond 10^38): the
+    // magnitude decides, saturated or a fraction of a unit, in long double.
+    const long double v =
+        static_cast<long double>(num) * std::pow(2.0L, e2) / std::pow(10.0L, static_cast<long double>(shift10));
+    if (!(v < 9.2233720368547758e18L)) return saturated;
+    return q.negative ? -static_cast<int64_t>(std::trunc(v)) : static_cast<int64_t>(std::ceil(v));
   }
-  if (num > kMax * den) return q.negative ? INT64_MIN : INT64_MAX;
-  if (q.negative) return static_cast<int64_t>(-(num / den));  // ceil of a negative = truncation
-  return static_cast<int64_t>((num + den - 1) / den);
+  num <<= e2;  // below 2^126
+  const i128 kMax = static_cast<i128>(INT64_MAX);
+  if (shift10 <= 0) {
+    if (num > kMax) return saturated;
+    for (int k = 0; k < -shift10; ++k)
+      if ((num *= 10) > kMax) return saturated;
+    return q.negative ? -static_cast<int64_t>(num) : static_cast<int64_t>(num);
+  }
+  const i128 den = pow10(shift10);  // at most 10^38, below 2^127
+  const i128 whole = num / den, rest = num % den;
+  if (whole > kMax || (whole == kMax && rest != 0 && !q.negative)) return saturated;
+  if (q.negative) return -static_cast<int64_t>(whole);
+  return static_cast<int64_t>(whole + (rest != 0 ? 1 : 0));
 }
 
 // days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).

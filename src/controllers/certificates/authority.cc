@@ -1,4 +1,5 @@
 #include "controllers/certificates/authority.h"
+#include "client/key_pair.h"
 
 #include "base/duration.h"
 
@@ -218,7 +219,7 @@ Result<std::shared_ptr<CertificateAuthority>> CertificateAuthority::fromPEM(cons
                                                       opensslError() + ")");
     ca->key_.reset(k, EVP_PKEY_free);
   }
-  if (X509_check_private_key(ca->cert_.get(), ca->key_.get()) != 1) {
+  if (!client::privateKeyMatches(ca->key_.get(), X509_get0_pubkey(ca->cert_.get()))) {
     ERR_clear_error();
     return Status(StatusCode::kInvalidArgument,
                   "error reading CA cert file " + quoted(name) + ": tls: private key does not match public key");

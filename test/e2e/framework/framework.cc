@@ -105,6 +105,21 @@ void E2ETest::TearDown() {
   if (!r.ok()) std::fprintf(stderr, "cleanup: deleting namespace %s: %s\n", ns_.c_str(), r.err.c_str());
 }
 
+Json createLegacyTokenSecret(const std::string& ns, const std::string& sa, std::chrono::seconds timeout) {
+  kubectl({"apply", "-n", ns, "-f", "-"},
+          R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":")" + sa + R"("}})");
+  kubectl({"apply", "-n", ns, "-f", "-"},
+          R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":")" + sa + R"(-token",
+            "annotations":{"kubernetes.io/service-account.name":")" + sa +
+              R"("}},"type":"kubernetes.io/service-account-token"})");
+  Json secret;
+  const bool filled = waitFor([&] {
+    secret = kubectlJson({"get", "secret", sa + "-token", "-n", ns});
+    return secret.is_object() && secret.contains("data") && secret["data"].contains("token");
+  }, timeout);
+  return filled ? secret : Json();
+}
+
 void E2ETest::apply(const std::string& manifest) {
   ExecResult r = kubectl({"apply", "-n", ns_, "-f", "-"}, manifest);
   ASSERT_TRUE(r.ok()) << "kubectl apply failed: " << r.err << "\n" << manifest;

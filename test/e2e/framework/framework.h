@@ -43,6 +43,10 @@ bool waitFor(const std::function<bool()>& probe, std::chrono::milliseconds timeo
 // Condition `type` of an object's status.conditions, or "" when absent.
 std::string conditionStatus(const Json& obj, const std::string& type);
 
+// ServiceAccount `sa` and its legacy token Secret "<sa>-token" in `ns`; the Secret once the token controller filled
+// data.token, or null after `timeout`.
+Json createLegacyTokenSecret(const std::string& ns, const std::string& sa, std::chrono::seconds timeout);
+
 // Base fixture: a fresh namespace per test.
 class E2ETest : public ::testing::Test {
  protected:
