@@ -265,8 +265,9 @@ int run(const std::vector<std::string>& args) {
     // context): requests still queued or retrying end at once instead of holding the shutdown up.
     client::RestConfig ctlCfg = *restCfg;
     ctlCfg.cancel = std::make_shared<std::stop_source>();
-    // Their writes are fenced by the lease (client/write_fence.h); so are those made with the root identity
-    // (the token controller, token requests), through a root client of the controllers' own.
+    // Their writes are fenced by the lease (client/write_fence.h); so are the controllers' writes made with the root
+    // identity (the token controller), through a root client of their own. Minting per-controller credentials
+    // (their ServiceAccounts, TokenRequests) goes through the process's root client, unfenced.
     ctlCfg.fence = std::move(fence);
     if (ctlCfg.fence) {
       auto leadingRoot = client::RestClient::create(ctlCfg);
