@@ -5,7 +5,10 @@
 # Deployment, a Job and a ConfigMap is created and the one made a minute earlier deleted. RSS and threads are sampled
 # each minute; at the end the churn stops and every object must converge within 180 s (each Deployment's available
 # replicas equal its spec and exactly that many pods, the churn namespaces and all they held gone). Prints the RSS slope after a 5-minute warm-up (least
-# squares, MiB per 10 min) and whether everything converged.
+# squares, MiB per 10 min, over everything after the warm-up and over the second half) and whether everything
+# converged. After the last sample, when gdb is there, it asks glibc to hand free memory back (malloc_trim) and prints
+# the RSS before and after: what is left is memory in use, not free space the allocator kept.
+# SOAK_KCM: another kube-controller-manager binary (upstream's, for a side-by-side run; no malloc_trim probe).
 # Usage: bench/run-soak.sh [MINUTES=30]
 . "$(dirname "$0")/../hack/lib.sh"
 minutes="${1:-30}"
@@ -16,11 +19,12 @@ KWOK_NODES=5 bash "${REPO_ROOT}/hack/cluster.sh" up "$name" >/dev/null 2>&1
 eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
 . "${REPO_ROOT}/bench/lib.sh"
 seed_flags "*"
-start_kcm soak "${OUTPUT_DIR}/bin/kube-controller-manager"
+binary="${SOAK_KCM:-${OUTPUT_DIR}/bin/kube-controller-manager}"
+start_kcm soak "${binary}"
 pid=$KCM_PID
 namespace_with_sa soak
 create_deployments soak 20 3
-echo "$(nproc) cores, $(date -u +%Y-%m-%d), ${minutes} min of churn, controllers: * (seed flags)"
+echo "$(nproc) cores, $(date -u +%Y-%m-%d), ${minutes} min of churn, controllers: * (seed flags), ${binary}"
 
 churn_ns() {  # churn_ns N: a namespace with a Deployment of 2, a Job and a ConfigMap
   local ns="churn-$1"
@@ -56,6 +60,11 @@ while [ $(( $(date +%s) - start )) -lt $(( minutes * 60 )) ]; do
   sleep 15
 done
 kill -0 "$pid" 2>/dev/null || { echo "kube-controller-manager exited during the soak"; exit 1; }
+if [ -z "${SOAK_KCM:-}" ] && command -v gdb >/dev/null; then
+  before=$(proc_rss_mib "$pid")
+  timeout 60 gdb -p "$pid" -batch -ex 'call (int)malloc_trim(0)' >/dev/null 2>&1 || true
+  echo "malloc_trim: RSS ${before} MiB before, $(proc_rss_mib "$pid") MiB after"
+fi
 
 # Convergence after the churn stops: within 180 s.
 for ((k = i - 4; k < i; k++)); do kubectl delete namespace "churn-${k}" --wait=false >/dev/null 2>&1 || true; done
@@ -73,8 +82,12 @@ while [ $(( $(date +%s) - t0 )) -lt 180 ]; do
   sleep 2
 done
 echo "converged after the churn: ${ok} ($(( $(date +%s) - t0 )) s); ${i} churn namespaces created and deleted"
-printf '%s\n' "${samples[@]}" | awk '$1 >= 5 {n++; sx+=$1; sy+=$2; sxx+=$1*$1; sxy+=$1*$2}
-  END {if (n < 2) {print "RSS slope: too few samples after the 5-minute warm-up"; exit}
-       b=(n*sxy-sx*sy)/(n*sxx-sx*sx); printf "RSS slope after warm-up: %.2f MiB per 10 min over %d samples\n", b*10, n}'
+slope() {  # slope FROM_MINUTE LABEL: least-squares RSS slope over the samples from that minute on
+  printf '%s\n' "${samples[@]}" | awk -v from="$1" -v label="$2" '$1 >= from {n++; sx+=$1; sy+=$2; sxx+=$1*$1; sxy+=$1*$2}
+    END {if (n < 2) {printf "RSS slope %s: too few samples\n", label; exit}
+         b=(n*sxy-sx*sy)/(n*sxx-sx*sx); printf "RSS slope %s: %.2f MiB per 10 min over %d samples\n", label, b*10, n}'
+}
+slope 5 "after warm-up"
+slope $(( minutes / 2 )) "over the second half"
 echo "peak RSS $(proc_hwm_mib "$pid") MiB"
 [ "$ok" = yes ]

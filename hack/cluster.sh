@@ -23,12 +23,21 @@ cmd="$1"; name="$2"
 D="${CLUSTERS_DIR}/${name}"
 
 # ---------------------------------------------------------------------------------------------- helpers
-free_ports() {  # free_ports N: N distinct free TCP ports on 127.0.0.1
+# free_ports N: N distinct free TCP ports on 127.0.0.1, drawn at random below the kernel's ephemeral range: a port
+# the kernel handed out (bind to 0) could be taken by any outgoing connection before the component binds it.
+free_ports() {
   python3 - "$1" <<'PY'
-import socket, sys
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+lo, hi = (10000, low) if low > 12000 else (low + 1, 65535)  # an unusual range: fall back to ports above it
 socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+while len(socks) < int(sys.argv[1]):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randrange(lo, hi)))
+        socks.append(s)
+    except OSError:
+        s.close()
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
@@ -370,7 +379,8 @@ env_() {
 }
 
 case "$cmd" in
-  up) up ;;
+  # A component that could not start (a port taken meanwhile, ...) gets one more try with new ports.
+  up) ( up ) || { log "cluster ${name}: once more, with other ports"; ( up ); } ;;
   down) down ;;
   env) env_ ;;
   restart|start) [ $# -eq 3 ] || usage; restart "$3" ;;

@@ -94,7 +94,7 @@ e2e_lanes() {
 rm -f "${OUTPUT_DIR}/fuzz-phase.log"
 nice -n 19 bash hack/fuzz.sh 20 > "${OUTPUT_DIR}/fuzz-phase.log" 2>&1 &
 fuzz_pid=$!
-rm -f "${OUTPUT_DIR}"/e2e-results*.json "${OUTPUT_DIR}/diff-counts" "${OUTPUT_DIR}/diff-failed" "${OUTPUT_DIR}/packaging.log"
+rm -f "${OUTPUT_DIR}"/e2e-results*.json "${OUTPUT_DIR}"/e2e-lane*.log "${OUTPUT_DIR}/diff-counts" "${OUTPUT_DIR}/diff-failed" "${OUTPUT_DIR}/packaging.log"
 e2e_rc=0
 if [ -n "${KCM_TEST_SERIAL:-}" ]; then
   log "e2e tests"
@@ -131,6 +131,12 @@ echo "unit: ${unit_pass} passed, ${unit_fail} failed"
 failed_names "${OUTPUT_DIR}/unit-results.json"
 echo "e2e: ${e2e_pass} passed, ${e2e_fail} failed"
 failed_names "${E2E_RESULTS[@]}"
+for i in 1 2; do  # a lane without a report died (its cluster, or the test binary crashed): show where, here at the end
+  [ -f "${E2E_RESULTS[$((i - 1))]}" ] || [ ! -f "${OUTPUT_DIR}/e2e-lane${i}.log" ] && continue
+  echo "  e2e lane ${i}: no report (its cluster or the test binary died); the end of ${OUTPUT_DIR}/e2e-lane${i}.log:"
+  grep -vE '^\[       OK \]|^\[ RUN      \]' "${OUTPUT_DIR}/e2e-lane${i}.log" | tail -n 15 | sed 's/^/    /'
+  grep -E '^\[ RUN      \]' "${OUTPUT_DIR}/e2e-lane${i}.log" | tail -n 1 | sed 's/^/    last started: /'
+done
 echo "diff: ${diff_pass} passed, ${diff_fail} failed"
 cat "${OUTPUT_DIR}/diff-failed" 2>/dev/null || true
 echo "packaging: ${pkg_pass:-0} passed, ${pkg_fail:-0} failed"

@@ -79,7 +79,6 @@ void RunningControllers::start(Built& b, std::stop_token stop) {
   }
   KLOG_V(1, "\"Controller starting...\" controller=" + quote(b.name));
   b.controller->run(stop);
-  KLOG_INFO("\"Started controller\" controller=" + quote(b.name));
   if (onStart_) onStart_(b.name);
 }
 

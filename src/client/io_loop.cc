@@ -23,6 +23,8 @@ namespace {
 
 using asio::ip::tcp;
 
+constexpr size_t kMaxFrameBytes = 16 * 1024 * 1024;  // client-go's streaming decoder's maxBytes
+
 class Loop {
  public:
   static Loop& get() {
@@ -288,6 +290,11 @@ class Conn : public std::enable_shared_from_this<Conn> {
       }
     }
     line_.erase(0, start);
+    // As client-go's streaming decoder: a frame past 16 MiB ends the stream (a server that never ends a line must
+    // not take all memory); the watcher starts a new one.
+    if (line_.size() > kMaxFrameBytes)
+      return fail("unable to decode an event from the watch stream: object to decode was longer than maximum "
+                  "allowed size"), false;
     return true;
   }
 

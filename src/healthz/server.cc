@@ -8,8 +8,14 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +42,38 @@ struct Pem {
   X509* cert = nullptr;
   EVP_PKEY* key = nullptr;
 };
+
+Result<Pem> loadPem(const std::string& certFile, const std::string& keyFile, const std::string& certWhat,
+                    const std::string& keyWhat) {
+  bool ok;
+  std::string c = readAll(certFile, ok);
+  if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read " + certWhat + " " + certFile);
+  std::string k = readAll(keyFile, ok);
+  if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read " + keyWhat + " " + keyFile);
+  Pem pem;
+  BIO* cb = BIO_new_mem_buf(c.data(), static_cast<int>(c.size()));
+  pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+  BIO_free(cb);
+  BIO* kb = BIO_new_mem_buf(k.data(), static_cast<int>(k.size()));
+  pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+  BIO_free(kb);
+  if (!pem.cert) return Status(StatusCode::kInvalidArgument, certWhat + " " + certFile + " holds no PEM certificate");
+  if (!pem.key) return Status(StatusCode::kInvalidArgument, keyWhat + " " + keyFile + " holds no PEM private key");
+  return pem;
+}
+
+// Creates (or truncates) `path` with `mode` for a new file, and writes it with `write`.
+Status writePem(const std::string& path, mode_t mode, const std::function<bool(FILE*)>& write) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  FILE* f = fd >= 0 ? ::fdopen(fd, "w") : nullptr;
+  if (!f) {
+    if (fd >= 0) ::close(fd);
+    return Status(StatusCode::kInvalidArgument, "open " + path + ": " + std::strerror(errno));
+  }
+  const bool ok = write(f);
+  if (std::fclose(f) != 0 || !ok) return Status(StatusCode::kInvalidArgument, "write " + path + " failed");
+  return Status::Ok();
+}
 
 // A self-signed certificate for localhost and 127.0.0.1, as the serving options generate when no
 // --tls-cert-file is given.
@@ -109,36 +147,33 @@ Result<std::unique_ptr<SecureServer>> SecureServer::create(const ServingConfig& 
   if (!cfg.certFile.empty() || !cfg.keyFile.empty()) {
     if (cfg.certFile.empty() || cfg.keyFile.empty())
       return Status(StatusCode::kInvalidArgument, "--tls-cert-file and --tls-private-key-file must be set together");
-    bool ok;
-    std::string c = readAll(cfg.certFile, ok);
-    if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read --tls-cert-file " + cfg.certFile);
-    std::string k = readAll(cfg.keyFile, ok);
-    if (!ok) return Status(StatusCode::kInvalidArgument, "failed to read --tls-private-key-file " + cfg.keyFile);
-    BIO* cb = BIO_new_mem_buf(c.data(), static_cast<int>(c.size()));
-    pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-    BIO_free(cb);
-    BIO* kb = BIO_new_mem_buf(k.data(), static_cast<int>(k.size()));
-    pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-    BIO_free(kb);
-    if (!pem.cert) return Status(StatusCode::kInvalidArgument, "--tls-cert-file " + cfg.certFile + " holds no PEM certificate");
-    if (!pem.key) return Status(StatusCode::kInvalidArgument, "--tls-private-key-file " + cfg.keyFile + " holds no PEM private key");
+    auto p = loadPem(cfg.certFile, cfg.keyFile, "--tls-cert-file", "--tls-private-key-file");
+    if (!p.ok()) return p.status();
+    pem = *p;
+  } else if (const std::string crt = cfg.certDir + "/kube-controller-manager.crt",
+                                key = cfg.certDir + "/kube-controller-manager.key";
+             !cfg.certDir.empty() && ::access(crt.c_str(), R_OK) == 0 && ::access(key.c_str(), R_OK) == 0) {
+    // As upstream's MaybeDefaultWithSelfSignedCerts: a pair left in --cert-dir by an earlier run is served again.
+    auto p = loadPem(crt, key, "--cert-dir certificate", "--cert-dir key");
+    if (!p.ok()) return p.status();
+    pem = *p;
   } else {
     auto p = selfSigned();
     if (!p.ok()) return p.status();
     pem = *p;
-    if (!cfg.certDir.empty()) {
+    if (cfg.certDir.empty()) {
+      KLOG_INFO("Generated self-signed cert in-memory");
+    } else {
+      // Written as client-go's WriteCert and WriteKey do: the certificate 0644, the private key 0600.
       std::error_code ec;
       std::filesystem::create_directories(cfg.certDir, ec);
-      FILE* f = fopen((cfg.certDir + "/kube-controller-manager.crt").c_str(), "w");
-      if (f) {
-        PEM_write_X509(f, pem.cert);
-        fclose(f);
-      }
-      f = fopen((cfg.certDir + "/kube-controller-manager.key").c_str(), "w");
-      if (f) {
-        PEM_write_PrivateKey(f, pem.key, nullptr, nullptr, 0, nullptr, nullptr);
-        fclose(f);
-      }
+      if (Status w = writePem(crt, 0644, [&](FILE* f) { return PEM_write_X509(f, pem.cert) == 1; }); !w.ok()) return w;
+      if (Status w = writePem(key, 0600, [&](FILE* f) {
+            return PEM_write_PrivateKey(f, pem.key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+          });
+          !w.ok())
+        return w;
+      KLOG_INFO("Generated self-signed cert (" + crt + ", " + key + ")");
     }
   }
   X509_STORE* ca = nullptr;

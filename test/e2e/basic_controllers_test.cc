@@ -17,8 +17,8 @@ class BasicControllers : public E2ETest {
  protected:
   static void SetUpTestSuite() {
     kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
-    kcm_ = new KcmProcess(seedFlagsForCluster({"--secure-port=0"}), "kcm-basic-controllers");
-    ASSERT_TRUE(waitFor([] { return kcm_->log().find("Started controller") != std::string::npos; }, 30s))
+    kcm_ = new KcmProcess(seedFlagsForCluster({"--secure-port=0", "--v=1"}), "kcm-basic-controllers");
+    ASSERT_TRUE(waitFor([] { return controllerStarting(kcm_->log()); }, 30s))
         << kcm_->log();
   }
   static void TearDownTestSuite() {
@@ -183,8 +183,8 @@ TEST_F(BasicControllers, NodeIpamSurvivesARestartWithoutDuplicates) {
   // Restart kube-controller-manager: the new process must occupy existing CIDRs before allocating.
   delete kcm_;
   kubectl({"delete", "lease", "-n", "kube-system", "kube-controller-manager", "--ignore-not-found"});
-  kcm_ = new KcmProcess(seedFlagsForCluster({"--secure-port=0"}), "kcm-basic-controllers-restarted");
-  ASSERT_TRUE(waitFor([] { return kcm_->log().find("Started controller") != std::string::npos; }, 30s));
+  kcm_ = new KcmProcess(seedFlagsForCluster({"--secure-port=0", "--v=1"}), "kcm-basic-controllers-restarted");
+  ASSERT_TRUE(waitFor([] { return controllerStarting(kcm_->log()); }, 30s));
   std::set<std::string> before;
   for (const char* n : {"kwok-node-0", "kwok-node-1", "kwok-node-2"}) before.insert(cidrOf(n));
   ASSERT_TRUE(kubectl({"apply", "-f", "-"},

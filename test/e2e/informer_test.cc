@@ -68,10 +68,12 @@ class Informer : public E2ETest {
 };
 
 TEST_F(Informer, SeesThousandCreatesUpdatesAndDeletesInParallel) {
-  informers::SharedInformerFactory factory(client_, std::chrono::hours(12));
-  auto& inf = factory.forType<Pod>();
+  // The counters outlive the factory: an early return (a failed ASSERT) destroys the factory, and with it the
+  // handlers that use them, first.
   std::atomic<int> adds{0}, updates{0}, deletes{0};
   const std::string myNs = ns();
+  informers::SharedInformerFactory factory(client_, std::chrono::hours(12));
+  auto& inf = factory.forType<Pod>();
   informers::EventHandler<Pod> h;
   h.onAdd = [&](const auto& p) { adds += p->metadata.namespace_ == myNs; };
   h.onUpdate = [&](const auto&, const auto& p) { updates += p->metadata.namespace_ == myNs; };

@@ -54,7 +54,7 @@ class LeaderMigration : public E2ETest {
                                  "--secure-port=" + std::to_string(port),
                                  "--service-account-private-key-file=" + d + "/pki/sa.key",
                                  "--controllers=deployment-controller,replicaset-controller",
-                                 "--enable-leader-migration", "--leader-migration-config=" + config_},
+                                 "--enable-leader-migration", "--leader-migration-config=" + config_, "--v=1"},
         logName);
   }
   std::string deployment(const std::string& name) {
@@ -82,15 +82,14 @@ TEST_F(LeaderMigration, ControllersSplitBetweenTheLocksAndAStandbyTakesBothOver)
   std::string first;
   ASSERT_TRUE(waitFor([&] { return !(first = holder(mainLease_)).empty(); }, 30s)) << a->log();
   ASSERT_TRUE(waitFor([&] { return holder(migrationLease_) == first; }, 30s)) << a->log();
-  ASSERT_TRUE(waitFor([&] { return a->log().find("\"Started controller\" controller=\"deployment-controller\"") !=
-                                   std::string::npos; }, 30s)) << a->log();
+  ASSERT_TRUE(waitFor([&] { return controllerStarting(a->log(), "deployment-controller"); }, 30s)) << a->log();
   std::string log = a->log();
   const auto at = [&](const std::string& s) { return log.find(s); };
   EXPECT_NE(at("\"starting leader migration\""), std::string::npos) << log;
   ASSERT_NE(at("\"leader migration: starting main controllers.\""), std::string::npos) << log;
   ASSERT_NE(at("\"leader migration: starting migrated controllers.\""), std::string::npos) << log;
   // The serviceaccount-token controller starts under the main lock, before the migration lock is tried.
-  EXPECT_LT(at("\"Started controller\" controller=\"serviceaccount-token-controller\""),
+  EXPECT_LT(at("\"Controller starting...\" controller=\"serviceaccount-token-controller\""),
             at("\"leader migration: starting migrated controllers.\""));
   EXPECT_GT(at("\"Starting controller\" controller=\"deployment-controller\""),
             at("\"leader migration: starting migrated controllers.\""));
@@ -118,8 +117,7 @@ TEST_F(LeaderMigration, ControllersSplitBetweenTheLocksAndAStandbyTakesBothOver)
   ASSERT_TRUE(waitFor([&] { second = holder(mainLease_); return !second.empty() && second != first; }, 30s))
       << b->log();
   ASSERT_TRUE(waitFor([&] { return holder(migrationLease_) == second; }, 30s)) << b->log();
-  ASSERT_TRUE(waitFor([&] { return b->log().find("\"Started controller\" controller=\"deployment-controller\"") !=
-                                   std::string::npos; }, 30s)) << b->log();
+  ASSERT_TRUE(waitFor([&] { return controllerStarting(b->log(), "deployment-controller"); }, 30s)) << b->log();
   apply(deployment("api"));
   EXPECT_TRUE(waitFor([&] { return replicaSetsOf("api") == 1; }, 30s)) << b->log();
   EXPECT_EQ(b->log().find("controller=\"replicaset-controller\""), std::string::npos);
@@ -132,8 +130,7 @@ TEST_F(LeaderMigration, UnlistedControllersStayUnderTheMainLock) {
               "- name: replicaset-controller\n  component: \"*\"\n");
   auto a = start("kcm-lm-main-only", freePort());
   ASSERT_TRUE(waitFor([&] { return !holder(migrationLease_).empty(); }, 30s)) << a->log();
-  ASSERT_TRUE(waitFor([&] { return a->log().find("\"Started controller\" controller=\"replicaset-controller\"") !=
-                                   std::string::npos; }, 30s)) << a->log();
+  ASSERT_TRUE(waitFor([&] { return controllerStarting(a->log(), "replicaset-controller"); }, 30s)) << a->log();
   const std::string log = a->log();
   const auto migrated = log.find("\"leader migration: starting migrated controllers.\"");
   ASSERT_NE(migrated, std::string::npos);

@@ -4,12 +4,16 @@
 
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -28,9 +32,22 @@ std::string kcmBinary() {
   return b && *b ? b : repoRoot() + "/_output/bin/kube-controller-manager";
 }
 
+// Below the kernel's ephemeral range, as hack/cluster.sh's free_ports: a port bind(0) handed out could be taken by
+// an outgoing connection before the kcm binds it.
 int freePort() {
-  ExecResult r = exec({"python3", "-c", "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"});
-  return std::atoi(r.out.c_str());
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    static std::mt19937 rng(std::random_device{}());
+    const int port = 10000 + static_cast<int>(rng() % 22000);
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (fd >= 0) ::close(fd);
+    if (free) return port;
+  }
+  return 0;
 }
 
 std::vector<std::string> seedFlagsForCluster(const std::vector<std::string>& extra) {
@@ -109,16 +126,21 @@ std::string KcmProcess::log() const {
 
 namespace kcm::e2e {
 
+bool controllerStarting(const std::string& log, const std::string& controller) {
+  const std::string line = "\"Controller starting...\"" + (controller.empty() ? "" : " controller=\"" + controller + "\"");
+  return log.find(line) != std::string::npos;
+}
+
 KcmProcess* startSoloKcm(const std::string& controllers, const std::vector<std::string>& extra,
                          const std::string& logName) {
   const char* dir = std::getenv("CLUSTER_DIR");
   std::vector<std::string> args = {"--kubeconfig=" + std::string(dir ? dir : "") + "/controller-manager.conf",
                                    "--use-service-account-credentials=true", "--leader-elect=false",
-                                   "--secure-port=0", "--controllers=" + controllers};
+                                   "--secure-port=0", "--v=1", "--controllers=" + controllers};
   args.insert(args.end(), extra.begin(), extra.end());
   auto* p = new KcmProcess(args, logName);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (p->log().find("Started controller") == std::string::npos) {
+  while (!controllerStarting(p->log())) {
     if (std::chrono::steady_clock::now() > deadline) {
       ADD_FAILURE() << "kcm did not start its controllers:\n" << p->log();
       return p;

@@ -16,9 +16,13 @@ int freePort();
 std::vector<std::string> seedFlagsForCluster(const std::vector<std::string>& extra = {});
 
 class KcmProcess;
+// Whether a kcm's log (at --v=1 or more) shows a controller starting: upstream's V(1) "Controller starting..."
+// (neither binary logs anything per controller at --v=0); `controller` empty: any.
+bool controllerStarting(const std::string& log, const std::string& controller = "");
+
 // A kcm without leader election or serving, running only `controllers` with service-account credentials (as the
-// seed's command line) plus `extra` flags; returned once it logged "Started controller" (null after a test failure
-// when it did not within 30 s).
+// seed's command line) at --v=1 plus `extra` flags; returned once a controller started (null after a test failure
+// when none did within 30 s).
 KcmProcess* startSoloKcm(const std::string& controllers, const std::vector<std::string>& extra,
                          const std::string& logName);
 
@@ -35,6 +39,7 @@ class KcmProcess {
   // Exit code if it exited within `timeout`, else -1.
   int waitExit(std::chrono::milliseconds timeout);
   std::string log() const;
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

@@ -97,5 +97,17 @@ TEST(Codec, MalformedInputIsAnErrorNotACrash) {
   }
 }
 
+// Unknown fields nested deeper than anything real (the apiserver's decoder stops at 10,000 levels): kept verbatim,
+// raw, at any depth; no recursion, so no stack overflow.
+TEST(Codec, DeeplyNestedUnknownFieldsAreKeptVerbatimNotACrash) {
+  for (int depth : {500, 5000, 1000000}) {
+    const std::string deep = std::string(depth, '[') + "1" + std::string(depth, ']');
+    core::v1::Pod pod;
+    ASSERT_TRUE(decodeJson(R"({"metadata":{"name":"deep"},"spec":{"x-unknown":)" + deep + "}}", pod).ok()) << depth;
+    EXPECT_EQ(pod.metadata.name, "deep");
+    EXPECT_NE(encodeJson(pod).find(R"("x-unknown":)" + deep), std::string::npos) << depth;
+  }
+}
+
 }  // namespace
 }  // namespace kcm::api
