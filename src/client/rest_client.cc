@@ -52,7 +52,13 @@ namespace {
 std::vector<X509*> parseCerts(const std::string& pem) {
   std::vector<X509*> out;
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  while (X509* c = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(c);
+  while (X509* c = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    // Every connection's handshake reads these shared certificates; OpenSSL caches their decoded extensions (key
+    // identifiers, usages) on first use. Done here, once, before any connection exists, no handshake writes them
+    // while another reads (the TSan run of the e2e suite saw exactly that race inside libcrypto).
+    X509_check_purpose(c, -1, 0);
+    out.push_back(c);
+  }
   ERR_clear_error();
   BIO_free(bio);
   return out;

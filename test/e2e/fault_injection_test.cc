@@ -292,7 +292,15 @@ TEST_F(FaultInjection, PodWithAMegabyteOfLabelsIsAdopted) {
   for (const Json& r : heavy["metadata"].value("ownerReferences", Json::array()))
     if (r.value("controller", false)) owner = r.value("kind", "") + "/" + r.value("name", "");
   EXPECT_EQ(owner, "ReplicaSet/cache");
-  EXPECT_EQ(heavy["metadata"]["labels"].size(), 11001u);
+  // Nothing of the 1 MB lost or changed (a label another component adds is reported, not counted against us).
+  const Json& got = heavy["metadata"]["labels"];
+  int kept = 0;
+  for (const auto& [k, v] : labels.items()) kept += got.contains(k) && got[k] == v;
+  EXPECT_EQ(kept, 11001);
+  std::string others;
+  for (const auto& [k, v] : got.items())
+    if (!labels.contains(k)) others += " " + k + "=" + v.dump();
+  if (!others.empty()) std::printf("labels added by others:%s\n", others.c_str());
   EXPECT_EQ(podCreates(), 2);  // the third replica is the adopted pod
   EXPECT_EQ(kcm_->waitExit(0ms), -1) << "kcm exited:\n" << kcm_->log();
 }
