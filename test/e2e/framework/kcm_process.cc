@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +78,8 @@ KcmProcess::KcmProcess(std::vector<std::string> args, const std::string& logName
   pid_ = fork();
   if (pid_ == 0) {
     setsid();
+    // Dies with the test binary (a crash, a kill): no kcm of a dead test keeps acting on the cluster.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     FILE* lf = std::fopen(log_.c_str(), "a");
     dup2(fileno(lf), 1);
     dup2(fileno(lf), 2);
