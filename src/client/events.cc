@@ -39,7 +39,12 @@ void EventRecorder::event(const ObjectReference& obj, const std::string& type, c
 }
 
 EventBroadcaster::EventBroadcaster(std::shared_ptr<RestClient> client, std::string host, Clock& clock)
-    : client_(std::move(client)), host_(std::move(host)), clock_(clock) {}
+    : client_(std::move(client)),
+      host_(std::move(host)),
+      clock_(clock),
+      logged_(kLruEntries),
+      similar_(kLruEntries),
+      spam_(kLruEntries) {}
 
 EventBroadcaster::~EventBroadcaster() {
   stop_.request_stop();
@@ -131,20 +136,14 @@ void EventBroadcaster::write(const Pending& p) {
   const std::string ts = api::Time::now().rfc3339();
   Logged obs;
   bool existing = false;
-  if (auto it = logged_.find(key); it != logged_.end()) {
-    obs = it->second;
+  if (const Logged* seen = logged_.find(key)) {
+    obs = *seen;
     existing = true;
-    loggedOrder_.remove(key);
   } else {
     obs = Logged{p.obj.name + "." + hexNanos(), ns, 0, ts};
   }
   obs.count += 1;
   logged_[key] = obs;
-  loggedOrder_.push_back(key);
-  if (loggedOrder_.size() > kLruEntries) {
-    logged_.erase(loggedOrder_.front());
-    loggedOrder_.pop_front();
-  }
 
   // The spam filter: per source, object and type (not reason), burst 25, one more every 5 minutes.
   auto& limiter = spam_[source + object + "\x1f" + p.type];
@@ -192,7 +191,7 @@ void EventBroadcaster::write(const Pending& p) {
     if (!existing) {
       auto r = create(*client_, ns, ev);
       if (r.ok()) {
-        if (auto it = logged_.find(key); it != logged_.end()) it->second.name = r->metadata.name;
+        if (Logged* seen = logged_.find(key)) seen->name = r->metadata.name;
         return;
       }
       st = r.status();

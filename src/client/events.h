@@ -11,7 +11,6 @@
 // Thread-safe: record from any thread.
 #include <condition_variable>
 #include <deque>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +21,7 @@
 
 #include "api/support/types.h"
 #include "base/clock.h"
+#include "base/lru.h"
 #include "client/rate_limiter.h"
 #include "client/rest_client.h"
 
@@ -90,11 +90,11 @@ class EventBroadcaster {
   std::deque<Pending> queue_;
   size_t inFlight_ = 0;
   uint64_t dropped_ = 0;
-  // Correlator state; touched only by the writer thread.
-  std::unordered_map<std::string, Logged> logged_;
-  std::list<std::string> loggedOrder_;  // LRU, 4096 entries like client-go's maxLruCacheEntries
-  std::unordered_map<std::string, Similar> similar_;
-  std::unordered_map<std::string, std::unique_ptr<RateLimiter>> spam_;
+  // Correlator state; touched only by the writer thread. Each cache an LRU of 4096 entries like client-go's
+  // (maxLruCacheEntries): the logger, the aggregator and the spam filter.
+  LruMap<Logged> logged_;
+  LruMap<Similar> similar_;
+  LruMap<std::unique_ptr<RateLimiter>> spam_;
   bool draining_ = false;  // a drain task is posted or running (one at a time: the correlator is not locked)
   std::stop_source stop_;
 };

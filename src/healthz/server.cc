@@ -360,9 +360,8 @@ UserInfo SecureServer::authenticateToken(const std::string& token) {
   auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard l(cacheMu_);
-    auto it = authnCache_.find(token);
-    if (it != authnCache_.end() && now - it->second.at < cfg_.authnCacheTTL)
-      return it->second.ok ? it->second.user : anonymous;
+    const Cached* c = authnCache_.find(token);
+    if (c && now - c->at < cfg_.authnCacheTTL) return c->ok ? c->user : anonymous;
   }
   api::authentication::v1::TokenReview tr;
   tr.apiVersion = "authentication.k8s.io/v1";
@@ -391,8 +390,8 @@ bool SecureServer::authorizeRemote(const UserInfo& user, const std::string& path
   auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard l(cacheMu_);
-    auto it = authzCache_.find(key);
-    if (it != authzCache_.end() && now - it->second.at < cfg_.authzCacheTTL) return it->second.ok;
+    const Cached* c = authzCache_.find(key);
+    if (c && now - c->at < cfg_.authzCacheTTL) return c->ok;
   }
   api::authorization::v1::SubjectAccessReview sar;
   sar.apiVersion = "authorization.k8s.io/v1";

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/lru.h"
 #include "base/status.h"
 
 namespace kcm::client {
@@ -98,7 +99,9 @@ class SecureServer {
   x509_store_st* clientCA_ = nullptr;
   x509_store_st* requestheaderCA_ = nullptr;
   std::mutex cacheMu_;
-  std::map<std::string, Cached> authnCache_, authzCache_;
+  static constexpr size_t kAuthCacheEntries = 8192;
+  // Bounded like upstream's webhook authorizer cache (an LRU of 8192); an entry also expires after its TTL.
+  LruMap<Cached> authnCache_{kAuthCacheEntries}, authzCache_{kAuthCacheEntries};
 };
 
 }  // namespace kcm::healthz

@@ -102,5 +102,26 @@ TEST_F(EventCorrelation, TheSpamFilterPassesTwentyFiveEventsOfOneObjectAndType) 
   EXPECT_EQ(events().size(), 27u);
 }
 
+// client-go keeps each of the correlator's caches to 4096 entries (maxLruCacheEntries): an object whose events are
+// the least recent is forgotten, its spam filter included, so state does not grow with every object ever seen.
+TEST_F(EventCorrelation, AnObjectLeastRecentlySeenAmong4096IsForgottenSpamFilterIncluded) {
+  for (int i = 0; i < 26; ++i)
+    recorder->event(deployment(), kEventTypeWarning, "Reason" + std::to_string(i), "message");
+  broadcaster.flush();
+  ASSERT_EQ(events().size(), 25u);  // the 26th was dropped by the spam filter
+  for (int i = 0; i < 4096; ++i) {
+    ObjectReference other = deployment();
+    other.name = "other-" + std::to_string(i);
+    other.uid = "uid-other-" + std::to_string(i);
+    recorder->event(other, kEventTypeWarning, "Reason", "message");
+    if (i % 500 == 499) broadcaster.flush();  // the queue holds 1000
+  }
+  broadcaster.flush();
+  ASSERT_EQ(events().size(), 25u + 4096u);
+  recorder->event(deployment(), kEventTypeWarning, "Again", "message");
+  broadcaster.flush();
+  EXPECT_EQ(events().size(), 25u + 4096u + 1u);  // a fresh spam filter: accepted
+}
+
 }  // namespace
 }  // namespace kcm::client
