@@ -77,12 +77,15 @@ bool isIpAddress(const std::string& h) {
   return inet_pton(AF_INET, h.c_str(), buf) == 1 || inet_pton(AF_INET6, h.c_str(), buf) == 1;
 }
 
+// Retry-After in seconds (client-go's retryAfterSeconds: an integer, else none); -1 when absent or not a number.
 int parseRetryAfter(const std::string& v) {
-  if (v.empty()) return 0;
+  if (v.empty()) return -1;
   try {
-    return std::max(0, std::stoi(v));
+    size_t used = 0;
+    const int n = std::stoi(v, &used);
+    return used == v.size() ? std::max(0, n) : -1;
   } catch (...) {
-    return 0;
+    return -1;
   }
 }
 
@@ -696,10 +699,11 @@ Result<Response> RestClient::send(const Request& req, std::stop_token stop) {
                 req.method, res.body.size());
     if (res.code >= 200 && res.code < 300) return Response{res.code, std::move(res.body), std::move(res.contentType)};
     int retryAfter = res.retryAfterSeconds;
-    // client-go retries 429 and 5xx responses that carry Retry-After, up to 10 attempts.
-    if ((res.code == 429 || (res.code >= 500 && retryAfter > 0)) && attempt < 10) {
+    // client-go (checkWait, IsNextRetry): a 429 or 5xx answer that carries Retry-After is sent again after that
+    // many seconds, up to 10 retries (11 attempts); without the header it is the caller's error at once.
+    if ((res.code == 429 || res.code >= 500) && retryAfter >= 0 && attempt <= 10) {
       countRetry(hostPort, req.method, res.code);
-      if (!clock_.sleepFor(std::chrono::seconds(std::max(1, retryAfter)), stop))
+      if (retryAfter > 0 && !clock_.sleepFor(std::chrono::seconds(retryAfter), stop))
         return Status(StatusCode::kCancelled, "request cancelled: " + req.method + " " + t);
       continue;
     }

@@ -64,7 +64,7 @@ class Transport {
     int code = 200;
     std::string body;
     std::string contentType = "application/json";
-    int retryAfterSeconds = 0;
+    int retryAfterSeconds = -1;  // the Retry-After header's seconds; -1 when there is none
   };
   virtual ~Transport() = default;
   // `target` is the path with the encoded query, as it would go on the wire.

@@ -389,8 +389,8 @@ class SharedInformer : public InformerBase {
                   " resourceVersion=\"" + lastSyncResourceVersion() + "\" ok=" + (s.ok() ? "true" : "false"));
     setLastListError(s.ok() ? "" : s.message());
     if (s.ok()) return startWatch();
-    if (listRv_ == "0" && (s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout))
-      listRv_ = "";  // the watch cache cannot serve "0": read from etcd
+    if (s.code() == StatusCode::kGone || (listRv_ == "0" && s.code() == StatusCode::kTimeout))
+      listRv_ = "";  // the watch cache cannot serve that version: read from etcd
     logListFailed(lw_.typeName, lw_.description, s);
     backoffThen([this] { doList(); });
   }
@@ -466,8 +466,12 @@ class SharedInformer : public InformerBase {
     ++watchEvents_;
     if (ev.type == "ERROR") {
       watchGone_ = ev.status.code == 410 || ev.status.reason == "Expired" || ev.status.reason == "Gone";
-      if (!watchGone_) logWatchEndedWithError(lw_.typeName, lw_.description, ev.status.message);
-      return endWatch(gen, Status::Ok());
+      if (watchGone_) return endWatch(gen, Status::Ok());
+      // Any other error the server sent in the stream ends it as that error (429: back off and watch again;
+      // otherwise relist, as client-go's reflector does once its internal-error retry window, 0 in kcm, is spent).
+      const bool throttled = ev.status.code == 429 || ev.status.reason == "TooManyRequests";
+      return endWatch(gen, Status(throttled ? StatusCode::kTooManyRequests : StatusCode::kInternal,
+                                  ev.status.message.empty() ? ev.status.reason : ev.status.message));
     }
     apply(ev);
   }
@@ -497,14 +501,36 @@ class SharedInformer : public InformerBase {
       listRv_ = "";  // too old resourceVersion: relist from etcd
       return doList();
     }
-    if (!s.ok() || (!watchGotEvent_ && clock_.now() - watchStarted_ < std::chrono::seconds(1))) {
-      // Connection trouble or a suspiciously short watch: back off, then resume from the same version.
-      if (s.ok()) s = Status(StatusCode::kUnavailable, "very short watch: watch closed before any event");
+    const bool veryShort = s.ok() && !watchGotEvent_ && clock_.now() - watchStarted_ < std::chrono::seconds(1);
+    if (!s.ok() || veryShort) {
+      if (veryShort) s = Status(StatusCode::kUnavailable, "very short watch: watch closed before any event");
       logWatchEndedWithError(lw_.typeName, lw_.description, s.message());
-      return backoffThen([this] { startWatch(); });
+      if (!veryShort && watchResumable(s)) return backoffThen([this] { startWatch(); });
+      // client-go's reflector lists again (from the last resourceVersion, so the watch cache serves it) and
+      // Replace hands every object to the handlers as an update: controllers waiting out an error backoff sync
+      // at once when the server is back.
+      return backoffThen([this] {
+        listRv_ = lastSyncResourceVersion().empty() ? "0" : lastSyncResourceVersion();
+        doList();
+      });
     }
     logWatchClosed(lw_.typeName, lw_.description, watchEvents_);
     startWatch();  // normal end (timeout): watch again from the last resourceVersion
+  }
+
+  // Which ended watches are resumed from the last resourceVersion rather than relisted. client-go retries the
+  // watch on 429 and on a refused connection, and treats a stream that simply ended as a normal close. Our
+  // transport reports a refused, reset or timed-out connection as Unavailable/Timeout (a 503/504 answer too);
+  // those resume. An error the server answered or sent in the stream (500, 403, ...) and a very short watch
+  // relist, as client-go does.
+  static bool watchResumable(const Status& s) {
+    switch (s.code()) {
+      case StatusCode::kTooManyRequests:
+      case StatusCode::kUnavailable:
+      case StatusCode::kTimeout:
+      case StatusCode::kCancelled: return true;
+      default: return false;
+    }
   }
 
   void apply(client::WatchEvent<T>& ev) {

@@ -66,11 +66,32 @@ TEST_F(FakeServer, RetriesTooManyRequestsHonouringRetryAfter) {
   EXPECT_EQ(clock.now() - start, std::chrono::seconds(6));  // waited Retry-After twice
 }
 
-TEST_F(FakeServer, GivesUpOnTooManyRequestsAfterTenTries) {
+// client-go's maxRetries (10): the first answer and ten retries, then the caller gets the 429.
+TEST_F(FakeServer, GivesUpOnTooManyRequestsAfterTenRetries) {
   std::atomic<int> calls{0};
   server_.Get("/x", [&](const httplib::Request&, httplib::Response& res) {
     ++calls;
     res.status = 429;
+    res.set_header("Retry-After", "1");
+  });
+  start();
+  FakeClock clock;
+  auto start = clock.now();
+  Request req;
+  req.path = "/x";
+  auto r = client(clock)->send(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kTooManyRequests);
+  EXPECT_EQ(calls.load(), 11);
+  EXPECT_EQ(clock.now() - start, std::chrono::seconds(10));
+}
+
+// client-go's checkWait: only an answer with Retry-After is retried; a 429 or 500 without it is returned at once.
+TEST_F(FakeServer, TooManyRequestsOrServerErrorWithoutRetryAfterIsNotRetried) {
+  std::atomic<int> calls{0};
+  server_.Get("/x", [&](const httplib::Request& q, httplib::Response& res) {
+    ++calls;
+    res.status = q.has_param("e") ? 500 : 429;
   });
   start();
   FakeClock clock;
@@ -79,7 +100,12 @@ TEST_F(FakeServer, GivesUpOnTooManyRequestsAfterTenTries) {
   auto r = client(clock)->send(req);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kTooManyRequests);
-  EXPECT_EQ(calls.load(), 10);
+  EXPECT_EQ(calls.load(), 1);
+  req.query = {{"e", "1"}};
+  r = client(clock)->send(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(calls.load(), 2);
 }
 
 TEST_F(FakeServer, HungServerTimesOutInsteadOfBlocking) {

@@ -377,7 +377,7 @@ void FakeApiServer::prependReactor(const std::string& verb, const std::string& r
 }
 
 Reply FakeApiServer::errorReply(int code, const std::string& reason, const std::string& message) {
-  return Reply{code, statusJson(code, reason, message).dump(), "application/json", 0};
+  return Reply{code, statusJson(code, reason, message).dump(), "application/json", -1};
 }
 
 std::vector<Action> FakeApiServer::actions() const {
