@@ -149,33 +149,48 @@ TEST(SharedInformer, RelistsOnGoneAndDeliversTombstonesForVanishedObjects) {
   EXPECT_EQ(inf.listCount(), 2u);
 }
 
+// A scripted informer on a fake clock, run on a thread of its own from start() until stop().
+struct RunningInformer {
+  explicit RunningInformer(Scripted& s) : inf(s.lw(), options()) {}
+  InformerOptions options() {
+    InformerOptions o;
+    o.clock = &clock;
+    return o;
+  }
+  void start() {
+    t = std::jthread([this](std::stop_token st) { inf.run(st); });
+  }
+  void stop() {
+    t.request_stop();
+    if (t.joinable()) t.join();
+  }
+  FakeClock clock;
+  SharedInformer<ConfigMap> inf;
+  std::jthread t;
+};
+
 // client-go's reflector: a watch the server refuses with an error other than 429 (here a 500) ends ListAndWatch;
 // the next round lists again from the last resourceVersion, and Replace hands every object to the handlers as an
 // update, so a controller waiting out an error backoff syncs as soon as the server answers again.
 TEST(SharedInformer, WatchRefusedWithAServerErrorRelistsAndUpdatesEveryObject) {
-  FakeClock clock;
   Scripted s;
   s.lists.push_back({{cm("a", "1")}, "1", ""});
   s.watches.push_back({{}, Status(StatusCode::kInternal, "Internal error occurred: etcd leader changed")});
   s.lists.push_back({{cm("a", "1")}, "1", ""});
-  InformerOptions o;
-  o.clock = &clock;
-  SharedInformer<ConfigMap> inf(s.lw(), o);
+  RunningInformer run(s);
   Recorder r;
-  auto registration = inf.addEventHandler(r.handler());
-  std::jthread t([&](std::stop_token st) { inf.run(st); });
-  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 2; }, &clock));
-  t.request_stop();
-  t.join();
+  auto registration = run.inf.addEventHandler(r.handler());
+  run.start();
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 2; }, &run.clock));
+  run.stop();
   EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@1", "update a@1"}));
   EXPECT_EQ(s.listRvs, (std::vector<std::string>{"0", "1"}));
-  EXPECT_EQ(inf.listCount(), 2u);
+  EXPECT_EQ(run.inf.listCount(), 2u);
 }
 
 // An ERROR event other than 410 in the stream (client-go: not retried within kcm's internal-error window of 0)
 // relists too; a 429 answer only backs off and watches again from where it was.
 TEST(SharedInformer, ErrorEventRelistsButTooManyRequestsResumesTheWatch) {
-  FakeClock clock;
   Scripted s;
   s.lists.push_back({{cm("a", "1")}, "1", ""});
   client::WatchEvent<ConfigMap> internal;
@@ -186,21 +201,18 @@ TEST(SharedInformer, ErrorEventRelistsButTooManyRequestsResumesTheWatch) {
   s.watches.push_back({{ev("MODIFIED", cm("a", "2")), internal}, Status::Ok()});
   s.lists.push_back({{cm("a", "2")}, "2", ""});
   s.watches.push_back({{ev("MODIFIED", cm("a", "3"))}, Status(StatusCode::kTooManyRequests, "too many requests")});
-  InformerOptions o;
-  o.clock = &clock;
-  SharedInformer<ConfigMap> inf(s.lw(), o);
-  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  RunningInformer run(s);
+  run.start();
   ASSERT_TRUE(eventually([&] {
     std::lock_guard g(s.mu);
     return s.watchRvs.size() >= 3;
-  }, &clock));
-  t.request_stop();
-  t.join();
+  }, &run.clock));
+  run.stop();
   EXPECT_EQ(s.listRvs, (std::vector<std::string>{"0", "2"}));  // one relist, after the ERROR event
   EXPECT_EQ(s.watchRvs[0], "1");
   EXPECT_EQ(s.watchRvs[1], "2");
   EXPECT_EQ(s.watchRvs[2], "3");  // after the 429: the watch resumed, no list
-  EXPECT_EQ(inf.listCount(), 2u);
+  EXPECT_EQ(run.inf.listCount(), 2u);
 }
 
 TEST(SharedInformer, ResumesFromLastResourceVersionAfterADroppedWatch) {
