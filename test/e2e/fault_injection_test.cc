@@ -2,6 +2,7 @@
 // a Deployment, a ReplicaSet and a Job are scaled while the faults last; afterwards each must have exactly its pod
 // count, and the proxy's log of what the apiserver accepted must show no pod created twice and none deleted that
 // should not have been.
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 
@@ -261,7 +262,10 @@ TEST_F(FaultInjection, WatchStreamThatNeverEndsALine) {
               static_cast<double>(most) / (1 << 20), peak);
   EXPECT_GT(streams, 0);
   EXPECT_LT(most, 48LL << 20);  // 16 MiB read, plus what the sockets buffer
-  EXPECT_LT(peak, 512);
+  // Under ASan (hack/test-asan.sh sets ASAN_OPTIONS) freed memory waits in a 256 MiB quarantine and every block has
+  // redzones: 767 MiB was seen there. The bytes taken from each stream, above, are the check that holds everywhere.
+  const bool sanitized = std::getenv("ASAN_OPTIONS") != nullptr || std::getenv("TSAN_OPTIONS") != nullptr;
+  EXPECT_LT(peak, sanitized ? 2048 : 512);
   EXPECT_EQ(kcm_->waitExit(0ms), -1) << "kcm exited:\n" << kcm_->log();
   EXPECT_EQ(podCreates(), 7);
 }
