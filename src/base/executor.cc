@@ -59,17 +59,6 @@ Executor& Executor::global() {
 void Executor::spawnLocked(bool core) {
   ++alive_;
   peak_.store(std::max(peak_.load(), alive_));
-  if (!exited_.empty()) {  // reap threads that left (extra threads leave after idling)
-    for (auto it = threads_.begin(); it != threads_.end();) {
-      if (std::find(exited_.begin(), exited_.end(), it->get_id()) != exited_.end()) {
-        it->join();  // it has left worker() already: join returns at once
-        it = threads_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    exited_.clear();
-  }
   threads_.emplace_back([this, core] { worker(core); });
 }
 
@@ -137,7 +126,15 @@ void Executor::worker(bool core) {
     if (!me.woken) stack.erase(std::find(stack.begin(), stack.end(), &me));  // stopping
   }
   --alive_;
-  if (!stopping_) exited_.push_back(std::this_thread::get_id());
+  if (stopping_) return;  // the destructor joins it
+  // An extra thread leaving while the executor lives detaches itself: joining it lazily (at the next spawn) left
+  // finished threads unjoined at exit, thread leaks to TSan. After the unlock below it touches nothing of ours.
+  auto self = std::find_if(threads_.begin(), threads_.end(),
+                           [id = std::this_thread::get_id()](const std::thread& t) { return t.get_id() == id; });
+  if (self != threads_.end()) {
+    self->detach();
+    threads_.erase(self);
+  }
 }
 
 // ---- Strand ----

@@ -66,8 +66,7 @@ class Executor {
   uint64_t checkTimer_ = 0;  // the pending checkStalled on the process timer; cancelled by the destructor
   std::chrono::steady_clock::time_point lastTake_{};
   std::atomic<int> peak_{0};
-  std::vector<std::thread> threads_;  // joined on destruction (exited extra threads are detached-joined lazily)
-  std::vector<std::thread::id> exited_;
+  std::vector<std::thread> threads_;  // joined on destruction (an extra thread that leaves detaches itself)
 };
 
 // Serial execution on an executor: at most one posted task runs at a time, in post order.
