@@ -155,7 +155,7 @@ def elem_info(schema):
         return cpp_name(ref), "struct", ref
     t, f = schema.get("type"), schema.get("format")
     if t == "string":
-        return ("std::string", "bytes", None) if f == "byte" else ("std::string", "string", None)
+        return ("std::string", "bytes", None) if f == "byte" else ("::kcm::api::String", "string", None)
     if t == "integer":
         return ("int32_t" if f == "int32" else "int64_t"), "scalar", None
     if t == "boolean":
@@ -204,15 +204,30 @@ def build_fields(defname, d, go_structs):
 
 
 # ------------------------------------------------------------------------------------------------ emit
+# String fields (by JSON name, in any type) whose values repeat across objects: decoded into the intern pool
+# (kcm::api::String::interned), as are map keys and string map values (labels, annotations, selectors).
+INTERNED = {
+    "type", "reason", "kind", "apiVersion", "namespace", "generateName", "image", "imageID", "nodeName",
+    "nominatedNodeName", "hostIP", "schedulerName", "preemptionPolicy", "priorityClassName", "serviceAccountName",
+    "serviceAccount", "runtimeClassName", "manager", "subresource", "fieldPath", "mountPath",
+    "terminationMessagePath", "topologyKey", "key", "operator", "signerName", "storageClassName", "provisioner",
+    "driver", "command", "args", "finalizers", "zone",
+}
+
+
 def decode_stmt(f, target, val, ind):
     """C++ statements decoding simdjson value `val` into `target` (an lvalue of the field's plain type)."""
     k = f.kind
+    if k == "string" and f.jname in INTERNED:
+        return ["%sif (auto e = decodeInterned(%s, %s)) return e;" % (ind, val, target)]
     if k in ("scalar", "string", "bytes", "special", "struct"):
         fn = {"bytes": "decodeBytes"}.get(k, "decodeValue")
         return ["%sif (auto e = %s(%s, %s)) return e;" % (ind, fn, val, target)]
     et, ek = f.elem
     if k == "array":
         fn = "decodeBytes" if ek == "bytes" else "decodeValue"
+        if ek == "string" and f.jname in INTERNED:
+            fn = "decodeInterned"
         return ["%sif (auto e = decodeArray(%s, %s, [](::simdjson::ondemand::value x, %s& o) { return %s(x, o); })) return e;"
                 % (ind, val, target, et, fn)]
     if k == "map":
@@ -222,7 +237,7 @@ def decode_stmt(f, target, val, ind):
             it = et[len("std::vector<"):-1]
             elem = "[](::simdjson::ondemand::value x, %s& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, %s& p) { return %s(y, p); }); }" % (et, it, fn)
         else:
-            fn = "decodeBytes" if ek == "bytes" else "decodeValue"
+            fn = {"bytes": "decodeBytes", "string": "decodeInterned"}.get(ek, "decodeValue")
             elem = "[](::simdjson::ondemand::value x, %s& o) { return %s(x, o); }" % (et, fn)
         return ["%sif (auto e = decodeMap(%s, %s, %s)) return e;" % (ind, val, target, elem)]
     raise ValueError(k)
@@ -422,7 +437,7 @@ def main():
         # unit on the critical path of a clean build; parts compile in parallel.
         head = [banner, '#include "api/gen/%s_codec.h"' % stem, "", "namespace kcm::api::%s {" % ns, "",
                 "using ::kcm::api::JsonWriter;", "using namespace ::kcm::api::codec;",
-                "using ::kcm::api::codec::decodeValue;", "using ::kcm::api::codec::encodeValue;", ""]
+                "using ::kcm::api::codec::decodeValue;", "using ::kcm::api::codec::decodeInterned;", "using ::kcm::api::codec::encodeValue;", ""]
         parts = []
         s = list(head)
         for n in order:

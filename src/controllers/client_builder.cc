@@ -52,7 +52,7 @@ Result<client::RestConfig> ServiceAccountClientBuilder::config(const std::string
     int64_t lifetime = r->status.expirationTimestamp.isZero()
                            ? exp
                            : r->status.expirationTimestamp.unixSeconds - api::Time::now().unixSeconds;
-    return std::pair{r->status.token, std::chrono::seconds(std::max<int64_t>(1, lifetime * 8 / 10))};
+    return std::pair{r->status.token.str(), std::chrono::seconds(std::max<int64_t>(1, lifetime * 8 / 10))};
   };
   return c;
 }

@@ -373,7 +373,7 @@ UserInfo SecureServer::authenticateToken(const std::string& token) {
     c.ok = true;
     c.user.name = r->status.user.username;
     c.user.uid = r->status.user.uid;
-    c.user.groups = r->status.user.groups;
+    c.user.groups = api::toStdStrings(r->status.user.groups);
   }
   std::lock_guard l(cacheMu_);
   authnCache_[token] = c;
@@ -398,7 +398,7 @@ bool SecureServer::authorizeRemote(const UserInfo& user, const std::string& path
   sar.kind = "SubjectAccessReview";
   sar.spec.user = user.name;
   sar.spec.uid = user.uid;
-  sar.spec.groups = user.groups;
+  sar.spec.groups = {user.groups.begin(), user.groups.end()};
   auto& nr = sar.spec.nonResourceAttributes.emplace();
   nr.path = path;
   nr.verb = "get";

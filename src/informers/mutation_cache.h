@@ -83,7 +83,7 @@ class MutationCache {
     std::list<std::string>::iterator pos;
   };
   static std::string keyOf(const T& o) {
-    return o.metadata.namespace_.empty() ? o.metadata.name : o.metadata.namespace_ + "/" + o.metadata.name;
+    return o.metadata.namespace_.empty() ? o.metadata.name.str() : o.metadata.namespace_ + "/" + o.metadata.name;
   }
   // The resourceVersion as an integer; 0 (never newer) when it is not one.
   static int64_t version(const T& o) {

@@ -17,7 +17,7 @@ namespace kcm::informers {
 template <class T>
 std::string metaNamespaceKey(const T& obj) {
   const auto& m = obj.metadata;
-  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+  return m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name;
 }
 
 // cache.SplitMetaNamespaceKey: ("ns", "name") or ("", "name").

@@ -21,7 +21,7 @@ Result<bool> scopeSelectorMatches(const ScopedResourceSelectorRequirement& req, 
   r.operator_ = op;
   r.values = req.values;
   sel.matchExpressions.push_back(std::move(r));
-  api::StringMap<std::string> labels;
+  api::StringMap<api::String> labels;
   if (!value.empty()) labels[req.scopeName] = value;
   auto m = api::labelSelectorMatches(sel, labels);
   if (!m.ok()) return Status(m.status().code(), "failed to parse and convert selector: " + m.status().message());

@@ -56,7 +56,7 @@ class ControllerBase {
   template <class T>
   void enqueueObject(const T& obj) {
     const auto& m = obj.metadata;
-    enqueue(m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name);
+    enqueue(m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name);
   }
 
   // Once every hasSynced is true, processes keys with up to `workers` syncs in flight, until stop (or

@@ -243,7 +243,7 @@ TEST_F(Client, RepeatedEventIsOneEventWithCount) {
       EXPECT_EQ(e["type"], "Normal");
       EXPECT_EQ(e["source"]["component"], "e2e-controller");
       EXPECT_EQ(e["reportingComponent"], "e2e-controller");
-      EXPECT_EQ(e["involvedObject"]["uid"], cm->metadata.uid);
+      EXPECT_EQ(e["involvedObject"]["uid"], cm->metadata.uid.str());
     } else {
       EXPECT_EQ(e["reason"], "Other");
       EXPECT_EQ(e["count"], 1);

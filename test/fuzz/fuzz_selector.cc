@@ -22,7 +22,7 @@ void checkFixedPoint(const Selector& s) {
   auto again = kcm::api::parseSelector(text);
   if (!again.ok()) kcm::fuzz::fail("our own selector text does not parse: " + again.status().message(), text);
   if (again->str() != text) kcm::fuzz::fail("selector text is not a fixed point", text, again->str());
-  std::vector<kcm::api::StringMap<std::string>> sets(1);
+  std::vector<kcm::api::StringMap<kcm::api::String>> sets(1);
   for (const auto& r : s.requirements()) {
     auto& with = sets.emplace_back();
     with[r.key] = r.values.empty() ? "" : r.values.front();

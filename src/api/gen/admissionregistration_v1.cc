@@ -7,6 +7,7 @@ namespace kcm::api::admissionregistration::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ApplyConfiguration& out) {
@@ -52,7 +53,7 @@ void encodeValue(JsonWriter& w, const ApplyConfiguration& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -208,33 +209,33 @@ void encodeValue(JsonWriter& w, const MatchCondition& in) {
       case 9:
         if (key == "apiGroups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "resources") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 10:
         if (key == "operations") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 11:
         if (key == "apiVersions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 13:
         if (key == "resourceNames") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -248,11 +249,11 @@ void encodeValue(JsonWriter& w, const MatchCondition& in) {
 
 void encodeValue(JsonWriter& w, const NamedRuleWithOperations& in) {
   w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.scope) { w.key("scope"); encodeValue(w, *in.scope); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -383,14 +384,14 @@ void encodeValue(JsonWriter& w, const Mutation& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -539,7 +540,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicySpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -558,7 +559,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicySpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -607,7 +608,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicy& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -698,7 +699,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyBindingSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -717,7 +718,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyBindingSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -751,7 +752,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyBinding& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -772,7 +773,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyBinding& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -806,7 +807,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyBindingList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -827,7 +828,7 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyBindingList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -869,26 +870,26 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyList& in) {
       case 9:
         if (key == "apiGroups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "resources") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 10:
         if (key == "operations") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.operations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 11:
         if (key == "apiVersions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.apiVersions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -902,10 +903,10 @@ void encodeValue(JsonWriter& w, const MutatingAdmissionPolicyList& in) {
 
 void encodeValue(JsonWriter& w, const RuleWithOperations& in) {
   w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.apiVersions.empty())) { w.key("apiVersions"); encodeArray(w, in.apiVersions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.operations.empty())) { w.key("operations"); encodeArray(w, in.operations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.scope) { w.key("scope"); encodeValue(w, *in.scope); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -942,7 +943,7 @@ void encodeValue(JsonWriter& w, const RuleWithOperations& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -1105,7 +1106,7 @@ void encodeValue(JsonWriter& w, const WebhookClientConfig& in) {
       case 23:
         if (key == "admissionReviewVersions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.admissionReviewVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.admissionReviewVersions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1119,7 +1120,7 @@ void encodeValue(JsonWriter& w, const WebhookClientConfig& in) {
 
 void encodeValue(JsonWriter& w, const MutatingWebhook& in) {
   w.beginObject();
-  w.key("admissionReviewVersions"); encodeArray(w, in.admissionReviewVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("admissionReviewVersions"); encodeArray(w, in.admissionReviewVersions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   w.key("clientConfig"); encodeValue(w, in.clientConfig);
   if (in.failurePolicy) { w.key("failurePolicy"); encodeValue(w, *in.failurePolicy); }
   if (!(in.matchConditions.empty())) { w.key("matchConditions"); encodeArray(w, in.matchConditions, [](JsonWriter& w, const ::kcm::api::admissionregistration::v1::MatchCondition& x) { encodeValue(w, x); }); }
@@ -1147,7 +1148,7 @@ void encodeValue(JsonWriter& w, const MutatingWebhook& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1166,7 +1167,7 @@ void encodeValue(JsonWriter& w, const MutatingWebhook& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1200,7 +1201,7 @@ void encodeValue(JsonWriter& w, const MutatingWebhookConfiguration& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1221,7 +1222,7 @@ void encodeValue(JsonWriter& w, const MutatingWebhookConfiguration& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1287,7 +1288,7 @@ void encodeValue(JsonWriter& w, const TypeChecking& in) {
         if (key == "reason") {
           if (isNull(val)) { out.reason.reset(); continue; }
           auto& t = out.reason.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -1468,7 +1469,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1494,7 +1495,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1552,7 +1553,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicy& in) {
       case 17:
         if (key == "validationActions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.validationActions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.validationActions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1569,7 +1570,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBindingSpec& in) 
   if (in.matchResources) { w.key("matchResources"); encodeValue(w, *in.matchResources); }
   if (in.paramRef) { w.key("paramRef"); encodeValue(w, *in.paramRef); }
   w.key("policyName"); encodeValue(w, in.policyName);
-  w.key("validationActions"); encodeArray(w, in.validationActions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("validationActions"); encodeArray(w, in.validationActions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1586,7 +1587,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBindingSpec& in) 
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1605,7 +1606,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBindingSpec& in) 
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1639,7 +1640,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBinding& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1660,7 +1661,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBinding& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1694,7 +1695,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBindingList& in) 
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1715,7 +1716,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyBindingList& in) 
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1821,7 +1822,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyList& in) {
       case 23:
         if (key == "admissionReviewVersions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.admissionReviewVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.admissionReviewVersions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1835,7 +1836,7 @@ void encodeValue(JsonWriter& w, const ValidatingAdmissionPolicyList& in) {
 
 void encodeValue(JsonWriter& w, const ValidatingWebhook& in) {
   w.beginObject();
-  w.key("admissionReviewVersions"); encodeArray(w, in.admissionReviewVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("admissionReviewVersions"); encodeArray(w, in.admissionReviewVersions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   w.key("clientConfig"); encodeValue(w, in.clientConfig);
   if (in.failurePolicy) { w.key("failurePolicy"); encodeValue(w, *in.failurePolicy); }
   if (!(in.matchConditions.empty())) { w.key("matchConditions"); encodeArray(w, in.matchConditions, [](JsonWriter& w, const ::kcm::api::admissionregistration::v1::MatchCondition& x) { encodeValue(w, x); }); }
@@ -1862,7 +1863,7 @@ void encodeValue(JsonWriter& w, const ValidatingWebhook& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1881,7 +1882,7 @@ void encodeValue(JsonWriter& w, const ValidatingWebhook& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1915,7 +1916,7 @@ void encodeValue(JsonWriter& w, const ValidatingWebhookConfiguration& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1936,7 +1937,7 @@ void encodeValue(JsonWriter& w, const ValidatingWebhookConfiguration& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

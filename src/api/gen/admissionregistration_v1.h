@@ -50,46 +50,46 @@ struct ValidatingWebhookConfiguration;
 struct ValidatingWebhookConfigurationList;
 
 struct ApplyConfiguration {
-  std::string expression{};
+  ::kcm::api::String expression{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AuditAnnotation {
-  std::string key{};
-  std::string valueExpression{};
+  ::kcm::api::String key{};
+  ::kcm::api::String valueExpression{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ExpressionWarning {
-  std::string fieldRef{};
-  std::string warning{};
+  ::kcm::api::String fieldRef{};
+  ::kcm::api::String warning{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct JSONPatch {
-  std::string expression{};
+  ::kcm::api::String expression{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MatchCondition {
-  std::string expression{};
-  std::string name{};
+  ::kcm::api::String expression{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NamedRuleWithOperations {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> apiVersions{};
-  std::vector<std::string> operations{};
-  std::vector<std::string> resourceNames{};
-  std::vector<std::string> resources{};
-  std::optional<std::string> scope{};
+  std::vector<::kcm::api::String> apiGroups{};
+  std::vector<::kcm::api::String> apiVersions{};
+  std::vector<::kcm::api::String> operations{};
+  std::vector<::kcm::api::String> resourceNames{};
+  std::vector<::kcm::api::String> resources{};
+  std::optional<::kcm::api::String> scope{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MatchResources {
   std::vector<::kcm::api::admissionregistration::v1::NamedRuleWithOperations> excludeResourceRules{};
-  std::optional<std::string> matchPolicy{};
+  std::optional<::kcm::api::String> matchPolicy{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> objectSelector{};
   std::vector<::kcm::api::admissionregistration::v1::NamedRuleWithOperations> resourceRules{};
@@ -99,45 +99,45 @@ struct MatchResources {
 struct Mutation {
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ApplyConfiguration> applyConfiguration{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::JSONPatch> jsonPatch{};
-  std::string patchType{};
+  ::kcm::api::String patchType{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ParamKind {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Variable {
-  std::string expression{};
-  std::string name{};
+  ::kcm::api::String expression{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicySpec {
-  std::optional<std::string> failurePolicy{};
+  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchConstraints{};
   std::vector<::kcm::api::admissionregistration::v1::Mutation> mutations{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamKind> paramKind{};
-  std::string reinvocationPolicy{};
+  ::kcm::api::String reinvocationPolicy{};
   std::vector<::kcm::api::admissionregistration::v1::Variable> variables{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicy {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::MutatingAdmissionPolicySpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ParamRef {
-  std::string name{};
-  std::string namespace_{};
-  std::optional<std::string> parameterNotFoundAction{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
+  std::optional<::kcm::api::String> parameterNotFoundAction{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -145,47 +145,47 @@ struct ParamRef {
 struct MutatingAdmissionPolicyBindingSpec {
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchResources{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamRef> paramRef{};
-  std::string policyName{};
+  ::kcm::api::String policyName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicyBinding {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicyBindingList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingAdmissionPolicyBinding> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicyList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingAdmissionPolicy> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct RuleWithOperations {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> apiVersions{};
-  std::vector<std::string> operations{};
-  std::vector<std::string> resources{};
-  std::optional<std::string> scope{};
+  std::vector<::kcm::api::String> apiGroups{};
+  std::vector<::kcm::api::String> apiVersions{};
+  std::vector<::kcm::api::String> operations{};
+  std::vector<::kcm::api::String> resources{};
+  std::optional<::kcm::api::String> scope{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceReference {
-  std::string name{};
-  std::string namespace_{};
-  std::optional<std::string> path{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
+  std::optional<::kcm::api::String> path{};
   std::optional<int32_t> port{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -193,38 +193,38 @@ struct ServiceReference {
 struct WebhookClientConfig {
   std::string caBundle{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ServiceReference> service{};
-  std::optional<std::string> url{};
+  std::optional<::kcm::api::String> url{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingWebhook {
-  std::vector<std::string> admissionReviewVersions{};
+  std::vector<::kcm::api::String> admissionReviewVersions{};
   ::kcm::api::admissionregistration::v1::WebhookClientConfig clientConfig{};
-  std::optional<std::string> failurePolicy{};
+  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
-  std::optional<std::string> matchPolicy{};
-  std::string name{};
+  std::optional<::kcm::api::String> matchPolicy{};
+  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> objectSelector{};
-  std::optional<std::string> reinvocationPolicy{};
+  std::optional<::kcm::api::String> reinvocationPolicy{};
   std::vector<::kcm::api::admissionregistration::v1::RuleWithOperations> rules{};
-  std::optional<std::string> sideEffects{};
+  std::optional<::kcm::api::String> sideEffects{};
   std::optional<int32_t> timeoutSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingWebhookConfiguration {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingWebhook> webhooks{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingWebhookConfigurationList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingWebhookConfiguration> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -235,16 +235,16 @@ struct TypeChecking {
 };
 
 struct Validation {
-  std::string expression{};
-  std::string message{};
-  std::string messageExpression{};
-  std::optional<std::string> reason{};
+  ::kcm::api::String expression{};
+  ::kcm::api::String message{};
+  ::kcm::api::String messageExpression{};
+  std::optional<::kcm::api::String> reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicySpec {
   std::vector<::kcm::api::admissionregistration::v1::AuditAnnotation> auditAnnotations{};
-  std::optional<std::string> failurePolicy{};
+  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchConstraints{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamKind> paramKind{};
@@ -261,8 +261,8 @@ struct ValidatingAdmissionPolicyStatus {
 };
 
 struct ValidatingAdmissionPolicy {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicySpec spec{};
   ::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus status{};
@@ -272,62 +272,62 @@ struct ValidatingAdmissionPolicy {
 struct ValidatingAdmissionPolicyBindingSpec {
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchResources{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamRef> paramRef{};
-  std::string policyName{};
-  std::vector<std::string> validationActions{};
+  ::kcm::api::String policyName{};
+  std::vector<::kcm::api::String> validationActions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyBinding {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyBindingList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicy> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingWebhook {
-  std::vector<std::string> admissionReviewVersions{};
+  std::vector<::kcm::api::String> admissionReviewVersions{};
   ::kcm::api::admissionregistration::v1::WebhookClientConfig clientConfig{};
-  std::optional<std::string> failurePolicy{};
+  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
-  std::optional<std::string> matchPolicy{};
-  std::string name{};
+  std::optional<::kcm::api::String> matchPolicy{};
+  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> objectSelector{};
   std::vector<::kcm::api::admissionregistration::v1::RuleWithOperations> rules{};
-  std::optional<std::string> sideEffects{};
+  std::optional<::kcm::api::String> sideEffects{};
   std::optional<int32_t> timeoutSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingWebhookConfiguration {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingWebhook> webhooks{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingWebhookConfigurationList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingWebhookConfiguration> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

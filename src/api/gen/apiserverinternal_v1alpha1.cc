@@ -7,6 +7,7 @@ namespace kcm::api::apiserverinternal::v1alpha1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServerStorageVersion& out) {
@@ -28,7 +29,7 @@ using ::kcm::api::codec::encodeValue;
       case 14:
         if (key == "servedVersions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.servedVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.servedVersions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -42,7 +43,7 @@ using ::kcm::api::codec::encodeValue;
       case 17:
         if (key == "decodableVersions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.decodableVersions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.decodableVersions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -57,9 +58,9 @@ using ::kcm::api::codec::encodeValue;
 void encodeValue(JsonWriter& w, const ServerStorageVersion& in) {
   w.beginObject();
   w.key("apiServerID"); encodeValue(w, in.apiServerID);
-  w.key("decodableVersions"); encodeArray(w, in.decodableVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("decodableVersions"); encodeArray(w, in.decodableVersions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   w.key("encodingVersion"); encodeValue(w, in.encodingVersion);
-  if (!(in.servedVersions.empty())) { w.key("servedVersions"); encodeArray(w, in.servedVersions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.servedVersions.empty())) { w.key("servedVersions"); encodeArray(w, in.servedVersions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -99,14 +100,14 @@ void encodeValue(JsonWriter& w, const StorageVersionSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -214,7 +215,7 @@ void encodeValue(JsonWriter& w, const StorageVersionStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -240,7 +241,7 @@ void encodeValue(JsonWriter& w, const StorageVersionStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -275,7 +276,7 @@ void encodeValue(JsonWriter& w, const StorageVersion& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -296,7 +297,7 @@ void encodeValue(JsonWriter& w, const StorageVersion& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -21,10 +21,10 @@ struct StorageVersion;
 struct StorageVersionList;
 
 struct ServerStorageVersion {
-  std::string apiServerID{};
-  std::vector<std::string> decodableVersions{};
-  std::string encodingVersion{};
-  std::vector<std::string> servedVersions{};
+  ::kcm::api::String apiServerID{};
+  std::vector<::kcm::api::String> decodableVersions{};
+  ::kcm::api::String encodingVersion{};
+  std::vector<::kcm::api::String> servedVersions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -34,24 +34,24 @@ struct StorageVersionSpec {
 
 struct StorageVersionCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
+  ::kcm::api::String message{};
   int64_t observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageVersionStatus {
-  std::optional<std::string> commonEncodingVersion{};
+  std::optional<::kcm::api::String> commonEncodingVersion{};
   std::vector<::kcm::api::apiserverinternal::v1alpha1::StorageVersionCondition> conditions{};
   std::vector<::kcm::api::apiserverinternal::v1alpha1::ServerStorageVersion> storageVersions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageVersion {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apiserverinternal::v1alpha1::StorageVersionSpec spec{};
   ::kcm::api::apiserverinternal::v1alpha1::StorageVersionStatus status{};
@@ -59,9 +59,9 @@ struct StorageVersion {
 };
 
 struct StorageVersionList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apiserverinternal::v1alpha1::StorageVersion> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

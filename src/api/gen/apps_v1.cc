@@ -7,6 +7,7 @@ namespace kcm::api::apps::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ControllerRevision& out) {
@@ -26,7 +27,7 @@ using ::kcm::api::codec::encodeValue;
         }
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -45,7 +46,7 @@ using ::kcm::api::codec::encodeValue;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -80,7 +81,7 @@ void encodeValue(JsonWriter& w, const ControllerRevision& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -101,7 +102,7 @@ void encodeValue(JsonWriter& w, const ControllerRevision& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -176,7 +177,7 @@ void encodeValue(JsonWriter& w, const RollingUpdateDaemonSet& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -279,14 +280,14 @@ void encodeValue(JsonWriter& w, const DaemonSetSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -438,7 +439,7 @@ void encodeValue(JsonWriter& w, const DaemonSetStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -464,7 +465,7 @@ void encodeValue(JsonWriter& w, const DaemonSetStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -499,7 +500,7 @@ void encodeValue(JsonWriter& w, const DaemonSet& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -520,7 +521,7 @@ void encodeValue(JsonWriter& w, const DaemonSet& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -595,7 +596,7 @@ void encodeValue(JsonWriter& w, const RollingUpdateDeployment& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -720,14 +721,14 @@ void encodeValue(JsonWriter& w, const DeploymentSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -884,7 +885,7 @@ void encodeValue(JsonWriter& w, const DeploymentStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -910,7 +911,7 @@ void encodeValue(JsonWriter& w, const DeploymentStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -945,7 +946,7 @@ void encodeValue(JsonWriter& w, const Deployment& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -966,7 +967,7 @@ void encodeValue(JsonWriter& w, const Deployment& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1053,14 +1054,14 @@ void encodeValue(JsonWriter& w, const ReplicaSetSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -1194,7 +1195,7 @@ void encodeValue(JsonWriter& w, const ReplicaSetStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1220,7 +1221,7 @@ void encodeValue(JsonWriter& w, const ReplicaSetStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1255,7 +1256,7 @@ void encodeValue(JsonWriter& w, const ReplicaSet& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1276,7 +1277,7 @@ void encodeValue(JsonWriter& w, const ReplicaSet& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1421,7 +1422,7 @@ void encodeValue(JsonWriter& w, const StatefulSetPersistentVolumeClaimRetentionP
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -1569,14 +1570,14 @@ void encodeValue(JsonWriter& w, const StatefulSetSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -1728,7 +1729,7 @@ void encodeValue(JsonWriter& w, const StatefulSetStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1754,7 +1755,7 @@ void encodeValue(JsonWriter& w, const StatefulSetStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1789,7 +1790,7 @@ void encodeValue(JsonWriter& w, const StatefulSet& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1810,7 +1811,7 @@ void encodeValue(JsonWriter& w, const StatefulSet& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

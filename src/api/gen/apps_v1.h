@@ -46,18 +46,18 @@ struct StatefulSet;
 struct StatefulSetList;
 
 struct ControllerRevision {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   ::kcm::api::RawJson data{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   int64_t revision{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ControllerRevisionList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::ControllerRevision> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -70,7 +70,7 @@ struct RollingUpdateDaemonSet {
 
 struct DaemonSetUpdateStrategy {
   ::kcm::api::Box<::kcm::api::apps::v1::RollingUpdateDaemonSet> rollingUpdate{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -85,10 +85,10 @@ struct DaemonSetSpec {
 
 struct DaemonSetCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -107,8 +107,8 @@ struct DaemonSetStatus {
 };
 
 struct DaemonSet {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::DaemonSetSpec spec{};
   ::kcm::api::apps::v1::DaemonSetStatus status{};
@@ -116,9 +116,9 @@ struct DaemonSet {
 };
 
 struct DaemonSetList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::DaemonSet> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -131,7 +131,7 @@ struct RollingUpdateDeployment {
 
 struct DeploymentStrategy {
   ::kcm::api::Box<::kcm::api::apps::v1::RollingUpdateDeployment> rollingUpdate{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -150,10 +150,10 @@ struct DeploymentSpec {
 struct DeploymentCondition {
   ::kcm::api::Time lastTransitionTime{};
   ::kcm::api::Time lastUpdateTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -171,8 +171,8 @@ struct DeploymentStatus {
 };
 
 struct Deployment {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::DeploymentSpec spec{};
   ::kcm::api::apps::v1::DeploymentStatus status{};
@@ -180,9 +180,9 @@ struct Deployment {
 };
 
 struct DeploymentList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::Deployment> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -197,10 +197,10 @@ struct ReplicaSetSpec {
 
 struct ReplicaSetCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -216,8 +216,8 @@ struct ReplicaSetStatus {
 };
 
 struct ReplicaSet {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::ReplicaSetSpec spec{};
   ::kcm::api::apps::v1::ReplicaSetStatus status{};
@@ -225,9 +225,9 @@ struct ReplicaSet {
 };
 
 struct ReplicaSetList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::ReplicaSet> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -244,14 +244,14 @@ struct StatefulSetOrdinals {
 };
 
 struct StatefulSetPersistentVolumeClaimRetentionPolicy {
-  std::string whenDeleted{};
-  std::string whenScaled{};
+  ::kcm::api::String whenDeleted{};
+  ::kcm::api::String whenScaled{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatefulSetUpdateStrategy {
   ::kcm::api::Box<::kcm::api::apps::v1::RollingUpdateStatefulSetStrategy> rollingUpdate{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -259,11 +259,11 @@ struct StatefulSetSpec {
   int32_t minReadySeconds{};
   ::kcm::api::Box<::kcm::api::apps::v1::StatefulSetOrdinals> ordinals{};
   ::kcm::api::Box<::kcm::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy> persistentVolumeClaimRetentionPolicy{};
-  std::string podManagementPolicy{};
+  ::kcm::api::String podManagementPolicy{};
   std::optional<int32_t> replicas{};
   std::optional<int32_t> revisionHistoryLimit{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
-  std::string serviceName{};
+  ::kcm::api::String serviceName{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::apps::v1::StatefulSetUpdateStrategy updateStrategy{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaim> volumeClaimTemplates{};
@@ -272,10 +272,10 @@ struct StatefulSetSpec {
 
 struct StatefulSetCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -284,18 +284,18 @@ struct StatefulSetStatus {
   std::optional<int32_t> collisionCount{};
   std::vector<::kcm::api::apps::v1::StatefulSetCondition> conditions{};
   int32_t currentReplicas{};
-  std::string currentRevision{};
+  ::kcm::api::String currentRevision{};
   int64_t observedGeneration{};
   int32_t readyReplicas{};
   int32_t replicas{};
-  std::string updateRevision{};
+  ::kcm::api::String updateRevision{};
   int32_t updatedReplicas{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatefulSet {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::StatefulSetSpec spec{};
   ::kcm::api::apps::v1::StatefulSetStatus status{};
@@ -303,9 +303,9 @@ struct StatefulSet {
 };
 
 struct StatefulSetList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::StatefulSet> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

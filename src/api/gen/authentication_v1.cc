@@ -7,6 +7,7 @@ namespace kcm::api::authentication::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, BoundObjectReference& out) {
@@ -28,7 +29,7 @@ using ::kcm::api::codec::encodeValue;
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -40,7 +41,7 @@ using ::kcm::api::codec::encodeValue;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -81,14 +82,14 @@ void encodeValue(JsonWriter& w, const BoundObjectReference& in) {
       case 5:
         if (key == "extra") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.extra, [](::simdjson::ondemand::value x, std::vector<std::string>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, std::string& p) { return decodeValue(y, p); }); })) return e;
+          if (auto e = decodeMap(val, out.extra, [](::simdjson::ondemand::value x, std::vector<::kcm::api::String>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, ::kcm::api::String& p) { return decodeValue(y, p); }); })) return e;
           continue;
         }
         break;
       case 6:
         if (key == "groups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.groups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.groups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -109,8 +110,8 @@ void encodeValue(JsonWriter& w, const BoundObjectReference& in) {
 
 void encodeValue(JsonWriter& w, const UserInfo& in) {
   w.beginObject();
-  if (!(in.extra.empty())) { w.key("extra"); encodeMap(w, in.extra, [](JsonWriter& w, const std::vector<std::string>& x) { encodeArray(w, x, [](JsonWriter& w, const std::string& y) { encodeValue(w, y); }); }); }
-  if (!(in.groups.empty())) { w.key("groups"); encodeArray(w, in.groups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.extra.empty())) { w.key("extra"); encodeMap(w, in.extra, [](JsonWriter& w, const std::vector<::kcm::api::String>& x) { encodeArray(w, x, [](JsonWriter& w, const ::kcm::api::String& y) { encodeValue(w, y); }); }); }
+  if (!(in.groups.empty())) { w.key("groups"); encodeArray(w, in.groups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.uid.empty())) { w.key("uid"); encodeValue(w, in.uid); }
   if (!(in.username.empty())) { w.key("username"); encodeValue(w, in.username); }
   in.unknownFields.emit(w);
@@ -160,7 +161,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectReviewStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -181,7 +182,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectReviewStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -215,14 +216,14 @@ void encodeValue(JsonWriter& w, const SelfSubjectReview& in) {
       case 9:
         if (key == "audiences") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.audiences, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.audiences, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 12:
         if (key == "attestations") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.attestations, [](::simdjson::ondemand::value x, std::vector<std::string>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, std::string& p) { return decodeValue(y, p); }); })) return e;
+          if (auto e = decodeMap(val, out.attestations, [](::simdjson::ondemand::value x, std::vector<::kcm::api::String>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, ::kcm::api::String& p) { return decodeValue(y, p); }); })) return e;
           continue;
         }
         break;
@@ -252,8 +253,8 @@ void encodeValue(JsonWriter& w, const SelfSubjectReview& in) {
 
 void encodeValue(JsonWriter& w, const TokenRequestSpec& in) {
   w.beginObject();
-  if (!(in.attestations.empty())) { w.key("attestations"); encodeMap(w, in.attestations, [](JsonWriter& w, const std::vector<std::string>& x) { encodeArray(w, x, [](JsonWriter& w, const std::string& y) { encodeValue(w, y); }); }); }
-  w.key("audiences"); encodeArray(w, in.audiences, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  if (!(in.attestations.empty())) { w.key("attestations"); encodeMap(w, in.attestations, [](JsonWriter& w, const std::vector<::kcm::api::String>& x) { encodeArray(w, x, [](JsonWriter& w, const ::kcm::api::String& y) { encodeValue(w, y); }); }); }
+  w.key("audiences"); encodeArray(w, in.audiences, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (in.boundObjectRef) { w.key("boundObjectRef"); encodeValue(w, *in.boundObjectRef); }
   if (in.expirationSeconds) { w.key("expirationSeconds"); encodeValue(w, *in.expirationSeconds); }
   in.unknownFields.emit(w);
@@ -311,7 +312,7 @@ void encodeValue(JsonWriter& w, const TokenRequestStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -337,7 +338,7 @@ void encodeValue(JsonWriter& w, const TokenRequestStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -379,7 +380,7 @@ void encodeValue(JsonWriter& w, const TokenRequest& in) {
       case 9:
         if (key == "audiences") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.audiences, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.audiences, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -393,7 +394,7 @@ void encodeValue(JsonWriter& w, const TokenRequest& in) {
 
 void encodeValue(JsonWriter& w, const TokenReviewSpec& in) {
   w.beginObject();
-  if (!(in.audiences.empty())) { w.key("audiences"); encodeArray(w, in.audiences, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.audiences.empty())) { w.key("audiences"); encodeArray(w, in.audiences, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("token"); encodeValue(w, in.token);
   in.unknownFields.emit(w);
   w.endObject();
@@ -425,7 +426,7 @@ void encodeValue(JsonWriter& w, const TokenReviewSpec& in) {
       case 9:
         if (key == "audiences") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.audiences, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.audiences, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -446,7 +447,7 @@ void encodeValue(JsonWriter& w, const TokenReviewSpec& in) {
 
 void encodeValue(JsonWriter& w, const TokenReviewStatus& in) {
   w.beginObject();
-  if (!(in.audiences.empty())) { w.key("audiences"); encodeArray(w, in.audiences, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.audiences.empty())) { w.key("audiences"); encodeArray(w, in.audiences, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.authenticated == bool{})) { w.key("authenticated"); encodeValue(w, in.authenticated); }
   if (!(in.error.empty())) { w.key("error"); encodeValue(w, in.error); }
   w.key("user"); encodeValue(w, in.user);
@@ -466,7 +467,7 @@ void encodeValue(JsonWriter& w, const TokenReviewStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -492,7 +493,7 @@ void encodeValue(JsonWriter& w, const TokenReviewStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

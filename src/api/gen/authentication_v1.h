@@ -25,18 +25,18 @@ struct TokenReviewStatus;
 struct TokenReview;
 
 struct BoundObjectReference {
-  std::string apiVersion{};
-  std::string kind{};
-  std::string name{};
-  std::string uid{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct UserInfo {
-  ::kcm::api::StringMap<std::vector<std::string>> extra{};
-  std::vector<std::string> groups{};
-  std::string uid{};
-  std::string username{};
+  ::kcm::api::StringMap<std::vector<::kcm::api::String>> extra{};
+  std::vector<::kcm::api::String> groups{};
+  ::kcm::api::String uid{};
+  ::kcm::api::String username{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -46,16 +46,16 @@ struct SelfSubjectReviewStatus {
 };
 
 struct SelfSubjectReview {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authentication::v1::SelfSubjectReviewStatus status{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TokenRequestSpec {
-  ::kcm::api::StringMap<std::vector<std::string>> attestations{};
-  std::vector<std::string> audiences{};
+  ::kcm::api::StringMap<std::vector<::kcm::api::String>> attestations{};
+  std::vector<::kcm::api::String> audiences{};
   ::kcm::api::Box<::kcm::api::authentication::v1::BoundObjectReference> boundObjectRef{};
   std::optional<int64_t> expirationSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -63,13 +63,13 @@ struct TokenRequestSpec {
 
 struct TokenRequestStatus {
   ::kcm::api::Time expirationTimestamp{};
-  std::string token{};
+  ::kcm::api::String token{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TokenRequest {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authentication::v1::TokenRequestSpec spec{};
   ::kcm::api::authentication::v1::TokenRequestStatus status{};
@@ -77,22 +77,22 @@ struct TokenRequest {
 };
 
 struct TokenReviewSpec {
-  std::vector<std::string> audiences{};
-  std::string token{};
+  std::vector<::kcm::api::String> audiences{};
+  ::kcm::api::String token{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TokenReviewStatus {
-  std::vector<std::string> audiences{};
+  std::vector<::kcm::api::String> audiences{};
   bool authenticated{};
-  std::string error{};
+  ::kcm::api::String error{};
   ::kcm::api::authentication::v1::UserInfo user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TokenReview {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authentication::v1::TokenReviewSpec spec{};
   ::kcm::api::authentication::v1::TokenReviewStatus status{};

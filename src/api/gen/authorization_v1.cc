@@ -7,6 +7,7 @@ namespace kcm::api::authorization::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FieldSelectorAttributes& out) {
@@ -169,14 +170,14 @@ void encodeValue(JsonWriter& w, const NonResourceAttributes& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
       case 11:
         if (key == "subresource") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.subresource)) return e;
+          if (auto e = decodeInterned(val, out.subresource)) return e;
           continue;
         }
         break;
@@ -243,14 +244,14 @@ void encodeValue(JsonWriter& w, const ResourceAttributes& in) {
       case 5:
         if (key == "extra") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.extra, [](::simdjson::ondemand::value x, std::vector<std::string>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, std::string& p) { return decodeValue(y, p); }); })) return e;
+          if (auto e = decodeMap(val, out.extra, [](::simdjson::ondemand::value x, std::vector<::kcm::api::String>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, ::kcm::api::String& p) { return decodeValue(y, p); }); })) return e;
           continue;
         }
         break;
       case 6:
         if (key == "groups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.groups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.groups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -280,8 +281,8 @@ void encodeValue(JsonWriter& w, const ResourceAttributes& in) {
 
 void encodeValue(JsonWriter& w, const SubjectAccessReviewSpec& in) {
   w.beginObject();
-  if (!(in.extra.empty())) { w.key("extra"); encodeMap(w, in.extra, [](JsonWriter& w, const std::vector<std::string>& x) { encodeArray(w, x, [](JsonWriter& w, const std::string& y) { encodeValue(w, y); }); }); }
-  if (!(in.groups.empty())) { w.key("groups"); encodeArray(w, in.groups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.extra.empty())) { w.key("extra"); encodeMap(w, in.extra, [](JsonWriter& w, const std::vector<::kcm::api::String>& x) { encodeArray(w, x, [](JsonWriter& w, const ::kcm::api::String& y) { encodeValue(w, y); }); }); }
+  if (!(in.groups.empty())) { w.key("groups"); encodeArray(w, in.groups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.nonResourceAttributes) { w.key("nonResourceAttributes"); encodeValue(w, *in.nonResourceAttributes); }
   if (in.resourceAttributes) { w.key("resourceAttributes"); encodeValue(w, *in.resourceAttributes); }
   if (!(in.uid.empty())) { w.key("uid"); encodeValue(w, in.uid); }
@@ -307,7 +308,7 @@ void encodeValue(JsonWriter& w, const SubjectAccessReviewSpec& in) {
         }
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         break;
@@ -355,7 +356,7 @@ void encodeValue(JsonWriter& w, const SubjectAccessReviewStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -381,7 +382,7 @@ void encodeValue(JsonWriter& w, const SubjectAccessReviewStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -416,14 +417,14 @@ void encodeValue(JsonWriter& w, const LocalSubjectAccessReview& in) {
       case 5:
         if (key == "verbs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 15:
         if (key == "nonResourceURLs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.nonResourceURLs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.nonResourceURLs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -437,8 +438,8 @@ void encodeValue(JsonWriter& w, const LocalSubjectAccessReview& in) {
 
 void encodeValue(JsonWriter& w, const NonResourceRule& in) {
   w.beginObject();
-  if (!(in.nonResourceURLs.empty())) { w.key("nonResourceURLs"); encodeArray(w, in.nonResourceURLs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  if (!(in.nonResourceURLs.empty())) { w.key("nonResourceURLs"); encodeArray(w, in.nonResourceURLs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -455,26 +456,26 @@ void encodeValue(JsonWriter& w, const NonResourceRule& in) {
       case 5:
         if (key == "verbs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 9:
         if (key == "apiGroups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "resources") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 13:
         if (key == "resourceNames") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -488,10 +489,10 @@ void encodeValue(JsonWriter& w, const NonResourceRule& in) {
 
 void encodeValue(JsonWriter& w, const ResourceRule& in) {
   w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -549,7 +550,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectAccessReviewSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -575,7 +576,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectAccessReviewSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -610,7 +611,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectAccessReview& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -696,7 +697,7 @@ void encodeValue(JsonWriter& w, const SubjectRulesReviewStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -722,7 +723,7 @@ void encodeValue(JsonWriter& w, const SubjectRulesReviewStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -757,7 +758,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectRulesReview& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -783,7 +784,7 @@ void encodeValue(JsonWriter& w, const SelfSubjectRulesReview& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -30,57 +30,57 @@ struct SelfSubjectRulesReview;
 struct SubjectAccessReview;
 
 struct FieldSelectorAttributes {
-  std::string rawSelector{};
+  ::kcm::api::String rawSelector{};
   std::vector<::kcm::api::meta::v1::FieldSelectorRequirement> requirements{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LabelSelectorAttributes {
-  std::string rawSelector{};
+  ::kcm::api::String rawSelector{};
   std::vector<::kcm::api::meta::v1::LabelSelectorRequirement> requirements{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NonResourceAttributes {
-  std::string path{};
-  std::string verb{};
+  ::kcm::api::String path{};
+  ::kcm::api::String verb{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceAttributes {
   ::kcm::api::Box<::kcm::api::authorization::v1::FieldSelectorAttributes> fieldSelector{};
-  std::string group{};
+  ::kcm::api::String group{};
   ::kcm::api::Box<::kcm::api::authorization::v1::LabelSelectorAttributes> labelSelector{};
-  std::string name{};
-  std::string namespace_{};
-  std::string resource{};
-  std::string subresource{};
-  std::string verb{};
-  std::string version{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
+  ::kcm::api::String resource{};
+  ::kcm::api::String subresource{};
+  ::kcm::api::String verb{};
+  ::kcm::api::String version{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SubjectAccessReviewSpec {
-  ::kcm::api::StringMap<std::vector<std::string>> extra{};
-  std::vector<std::string> groups{};
+  ::kcm::api::StringMap<std::vector<::kcm::api::String>> extra{};
+  std::vector<::kcm::api::String> groups{};
   ::kcm::api::Box<::kcm::api::authorization::v1::NonResourceAttributes> nonResourceAttributes{};
   ::kcm::api::Box<::kcm::api::authorization::v1::ResourceAttributes> resourceAttributes{};
-  std::string uid{};
-  std::string user{};
+  ::kcm::api::String uid{};
+  ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SubjectAccessReviewStatus {
   bool allowed{};
   bool denied{};
-  std::string evaluationError{};
-  std::string reason{};
+  ::kcm::api::String evaluationError{};
+  ::kcm::api::String reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LocalSubjectAccessReview {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SubjectAccessReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectAccessReviewStatus status{};
@@ -88,16 +88,16 @@ struct LocalSubjectAccessReview {
 };
 
 struct NonResourceRule {
-  std::vector<std::string> nonResourceURLs{};
-  std::vector<std::string> verbs{};
+  std::vector<::kcm::api::String> nonResourceURLs{};
+  std::vector<::kcm::api::String> verbs{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceRule {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> resourceNames{};
-  std::vector<std::string> resources{};
-  std::vector<std::string> verbs{};
+  std::vector<::kcm::api::String> apiGroups{};
+  std::vector<::kcm::api::String> resourceNames{};
+  std::vector<::kcm::api::String> resources{};
+  std::vector<::kcm::api::String> verbs{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -108,8 +108,8 @@ struct SelfSubjectAccessReviewSpec {
 };
 
 struct SelfSubjectAccessReview {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SelfSubjectAccessReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectAccessReviewStatus status{};
@@ -117,12 +117,12 @@ struct SelfSubjectAccessReview {
 };
 
 struct SelfSubjectRulesReviewSpec {
-  std::string namespace_{};
+  ::kcm::api::String namespace_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SubjectRulesReviewStatus {
-  std::string evaluationError{};
+  ::kcm::api::String evaluationError{};
   bool incomplete{};
   std::vector<::kcm::api::authorization::v1::NonResourceRule> nonResourceRules{};
   std::vector<::kcm::api::authorization::v1::ResourceRule> resourceRules{};
@@ -130,8 +130,8 @@ struct SubjectRulesReviewStatus {
 };
 
 struct SelfSubjectRulesReview {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SelfSubjectRulesReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectRulesReviewStatus status{};
@@ -139,8 +139,8 @@ struct SelfSubjectRulesReview {
 };
 
 struct SubjectAccessReview {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SubjectAccessReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectAccessReviewStatus status{};

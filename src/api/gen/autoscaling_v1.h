@@ -23,9 +23,9 @@ struct ScaleStatus;
 struct Scale;
 
 struct CrossVersionObjectReference {
-  std::string apiVersion{};
-  std::string kind{};
-  std::string name{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -47,8 +47,8 @@ struct HorizontalPodAutoscalerStatus {
 };
 
 struct HorizontalPodAutoscaler {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::autoscaling::v1::HorizontalPodAutoscalerSpec spec{};
   ::kcm::api::autoscaling::v1::HorizontalPodAutoscalerStatus status{};
@@ -56,9 +56,9 @@ struct HorizontalPodAutoscaler {
 };
 
 struct HorizontalPodAutoscalerList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::autoscaling::v1::HorizontalPodAutoscaler> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -70,13 +70,13 @@ struct ScaleSpec {
 
 struct ScaleStatus {
   int32_t replicas{};
-  std::string selector{};
+  ::kcm::api::String selector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Scale {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::autoscaling::v1::ScaleSpec spec{};
   ::kcm::api::autoscaling::v1::ScaleStatus status{};

@@ -41,14 +41,14 @@ struct HorizontalPodAutoscalerList;
 struct MetricTarget {
   std::optional<int32_t> averageUtilization{};
   std::optional<::kcm::api::Quantity> averageValue{};
-  std::string type{};
+  ::kcm::api::String type{};
   std::optional<::kcm::api::Quantity> value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerResourceMetricSource {
-  std::string container{};
-  std::string name{};
+  ::kcm::api::String container{};
+  ::kcm::api::String name{};
   ::kcm::api::autoscaling::v2::MetricTarget target{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -61,21 +61,21 @@ struct MetricValueStatus {
 };
 
 struct ContainerResourceMetricStatus {
-  std::string container{};
+  ::kcm::api::String container{};
   ::kcm::api::autoscaling::v2::MetricValueStatus current{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CrossVersionObjectReference {
-  std::string apiVersion{};
-  std::string kind{};
-  std::string name{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MetricIdentifier {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -94,14 +94,14 @@ struct ExternalMetricStatus {
 
 struct HPAScalingPolicy {
   int32_t periodSeconds{};
-  std::string type{};
+  ::kcm::api::String type{};
   int32_t value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HPAScalingRules {
   std::vector<::kcm::api::autoscaling::v2::HPAScalingPolicy> policies{};
-  std::optional<std::string> selectPolicy{};
+  std::optional<::kcm::api::String> selectPolicy{};
   std::optional<int32_t> stabilizationWindowSeconds{};
   std::optional<::kcm::api::Quantity> tolerance{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -127,7 +127,7 @@ struct PodsMetricSource {
 };
 
 struct ResourceMetricSource {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::autoscaling::v2::MetricTarget target{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -138,7 +138,7 @@ struct MetricSpec {
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ObjectMetricSource> object{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::PodsMetricSource> pods{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ResourceMetricSource> resource{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -153,11 +153,11 @@ struct HorizontalPodAutoscalerSpec {
 
 struct HorizontalPodAutoscalerCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
+  ::kcm::api::String message{};
   std::optional<int64_t> observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -176,7 +176,7 @@ struct PodsMetricStatus {
 
 struct ResourceMetricStatus {
   ::kcm::api::autoscaling::v2::MetricValueStatus current{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -186,7 +186,7 @@ struct MetricStatus {
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ObjectMetricStatus> object{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::PodsMetricStatus> pods{};
   ::kcm::api::Box<::kcm::api::autoscaling::v2::ResourceMetricStatus> resource{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -201,8 +201,8 @@ struct HorizontalPodAutoscalerStatus {
 };
 
 struct HorizontalPodAutoscaler {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerSpec spec{};
   ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerStatus status{};
@@ -210,9 +210,9 @@ struct HorizontalPodAutoscaler {
 };
 
 struct HorizontalPodAutoscalerList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscaler> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

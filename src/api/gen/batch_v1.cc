@@ -7,6 +7,7 @@ namespace kcm::api::batch::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, JobSchedulingConfiguration& out) {
@@ -84,7 +85,7 @@ void encodeValue(JsonWriter& w, const JobSchedulingConfiguration& in) {
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -125,7 +126,7 @@ void encodeValue(JsonWriter& w, const PodFailurePolicyOnExitCodesRequirement& in
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -658,7 +659,7 @@ void encodeValue(JsonWriter& w, const CronJobStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -684,7 +685,7 @@ void encodeValue(JsonWriter& w, const CronJobStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -719,7 +720,7 @@ void encodeValue(JsonWriter& w, const CronJob& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -740,7 +741,7 @@ void encodeValue(JsonWriter& w, const CronJob& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -774,14 +775,14 @@ void encodeValue(JsonWriter& w, const CronJobList& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -843,14 +844,14 @@ void encodeValue(JsonWriter& w, const JobCondition& in) {
       case 6:
         if (key == "failed") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.failed, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.failed, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 9:
         if (key == "succeeded") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.succeeded, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.succeeded, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -864,8 +865,8 @@ void encodeValue(JsonWriter& w, const JobCondition& in) {
 
 void encodeValue(JsonWriter& w, const UncountedTerminatedPods& in) {
   w.beginObject();
-  if (!(in.failed.empty())) { w.key("failed"); encodeArray(w, in.failed, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.succeeded.empty())) { w.key("succeeded"); encodeArray(w, in.succeeded, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.failed.empty())) { w.key("failed"); encodeArray(w, in.failed, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.succeeded.empty())) { w.key("succeeded"); encodeArray(w, in.succeeded, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -995,7 +996,7 @@ void encodeValue(JsonWriter& w, const JobStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1021,7 +1022,7 @@ void encodeValue(JsonWriter& w, const JobStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1056,7 +1057,7 @@ void encodeValue(JsonWriter& w, const Job& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1077,7 +1078,7 @@ void encodeValue(JsonWriter& w, const Job& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

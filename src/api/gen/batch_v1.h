@@ -43,20 +43,20 @@ struct JobSchedulingConfiguration {
 };
 
 struct PodFailurePolicyOnExitCodesRequirement {
-  std::optional<std::string> containerName{};
-  std::string operator_{};
+  std::optional<::kcm::api::String> containerName{};
+  ::kcm::api::String operator_{};
   std::vector<int32_t> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodFailurePolicyOnPodConditionsPattern {
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodFailurePolicyRule {
-  std::string action{};
+  ::kcm::api::String action{};
   ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicyOnExitCodesRequirement> onExitCodes{};
   std::vector<::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern> onPodConditions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -69,7 +69,7 @@ struct PodFailurePolicy {
 
 struct SuccessPolicyRule {
   std::optional<int32_t> succeededCount{};
-  std::optional<std::string> succeededIndexes{};
+  std::optional<::kcm::api::String> succeededIndexes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -82,14 +82,14 @@ struct JobSpec {
   std::optional<int64_t> activeDeadlineSeconds{};
   std::optional<int32_t> backoffLimit{};
   std::optional<int32_t> backoffLimitPerIndex{};
-  std::optional<std::string> completionMode{};
+  std::optional<::kcm::api::String> completionMode{};
   std::optional<int32_t> completions{};
-  std::optional<std::string> managedBy{};
+  std::optional<::kcm::api::String> managedBy{};
   std::optional<bool> manualSelector{};
   std::optional<int32_t> maxFailedIndexes{};
   std::optional<int32_t> parallelism{};
   ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicy> podFailurePolicy{};
-  std::optional<std::string> podReplacementPolicy{};
+  std::optional<::kcm::api::String> podReplacementPolicy{};
   ::kcm::api::Box<::kcm::api::batch::v1::JobSchedulingConfiguration> scheduling{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::Box<::kcm::api::batch::v1::SuccessPolicy> successPolicy{};
@@ -106,14 +106,14 @@ struct JobTemplateSpec {
 };
 
 struct CronJobSpec {
-  std::string concurrencyPolicy{};
+  ::kcm::api::String concurrencyPolicy{};
   std::optional<int32_t> failedJobsHistoryLimit{};
   ::kcm::api::batch::v1::JobTemplateSpec jobTemplate{};
-  std::string schedule{};
+  ::kcm::api::String schedule{};
   std::optional<int64_t> startingDeadlineSeconds{};
   std::optional<int32_t> successfulJobsHistoryLimit{};
   std::optional<bool> suspend{};
-  std::optional<std::string> timeZone{};
+  std::optional<::kcm::api::String> timeZone{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -125,8 +125,8 @@ struct CronJobStatus {
 };
 
 struct CronJob {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::batch::v1::CronJobSpec spec{};
   ::kcm::api::batch::v1::CronJobStatus status{};
@@ -134,9 +134,9 @@ struct CronJob {
 };
 
 struct CronJobList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::batch::v1::CronJob> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -144,26 +144,26 @@ struct CronJobList {
 struct JobCondition {
   ::kcm::api::Time lastProbeTime{};
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct UncountedTerminatedPods {
-  std::vector<std::string> failed{};
-  std::vector<std::string> succeeded{};
+  std::vector<::kcm::api::String> failed{};
+  std::vector<::kcm::api::String> succeeded{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct JobStatus {
   int32_t active{};
-  std::string completedIndexes{};
+  ::kcm::api::String completedIndexes{};
   std::optional<::kcm::api::Time> completionTime{};
   std::vector<::kcm::api::batch::v1::JobCondition> conditions{};
   int32_t failed{};
-  std::optional<std::string> failedIndexes{};
+  std::optional<::kcm::api::String> failedIndexes{};
   std::optional<int32_t> ready{};
   std::optional<::kcm::api::Time> startTime{};
   int32_t succeeded{};
@@ -173,8 +173,8 @@ struct JobStatus {
 };
 
 struct Job {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::batch::v1::JobSpec spec{};
   ::kcm::api::batch::v1::JobStatus status{};
@@ -182,9 +182,9 @@ struct Job {
 };
 
 struct JobList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::batch::v1::Job> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

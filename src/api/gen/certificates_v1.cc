@@ -7,6 +7,7 @@ namespace kcm::api::certificates::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, CertificateSigningRequestSpec& out) {
@@ -28,19 +29,19 @@ using ::kcm::api::codec::encodeValue;
       case 5:
         if (key == "extra") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.extra, [](::simdjson::ondemand::value x, std::vector<std::string>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, std::string& p) { return decodeValue(y, p); }); })) return e;
+          if (auto e = decodeMap(val, out.extra, [](::simdjson::ondemand::value x, std::vector<::kcm::api::String>& o) { return decodeArray(x, o, [](::simdjson::ondemand::value y, ::kcm::api::String& p) { return decodeValue(y, p); }); })) return e;
           continue;
         }
         break;
       case 6:
         if (key == "groups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.groups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.groups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "usages") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.usages, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.usages, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -61,7 +62,7 @@ using ::kcm::api::codec::encodeValue;
       case 10:
         if (key == "signerName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.signerName)) return e;
+          if (auto e = decodeInterned(val, out.signerName)) return e;
           continue;
         }
         break;
@@ -84,12 +85,12 @@ using ::kcm::api::codec::encodeValue;
 void encodeValue(JsonWriter& w, const CertificateSigningRequestSpec& in) {
   w.beginObject();
   if (in.expirationSeconds) { w.key("expirationSeconds"); encodeValue(w, *in.expirationSeconds); }
-  if (!(in.extra.empty())) { w.key("extra"); encodeMap(w, in.extra, [](JsonWriter& w, const std::vector<std::string>& x) { encodeArray(w, x, [](JsonWriter& w, const std::string& y) { encodeValue(w, y); }); }); }
-  if (!(in.groups.empty())) { w.key("groups"); encodeArray(w, in.groups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.extra.empty())) { w.key("extra"); encodeMap(w, in.extra, [](JsonWriter& w, const std::vector<::kcm::api::String>& x) { encodeArray(w, x, [](JsonWriter& w, const ::kcm::api::String& y) { encodeValue(w, y); }); }); }
+  if (!(in.groups.empty())) { w.key("groups"); encodeArray(w, in.groups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("request"); encodeBytes(w, in.request);
   w.key("signerName"); encodeValue(w, in.signerName);
   if (!(in.uid.empty())) { w.key("uid"); encodeValue(w, in.uid); }
-  if (!(in.usages.empty())) { w.key("usages"); encodeArray(w, in.usages, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.usages.empty())) { w.key("usages"); encodeArray(w, in.usages, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.username.empty())) { w.key("username"); encodeValue(w, in.username); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -107,14 +108,14 @@ void encodeValue(JsonWriter& w, const CertificateSigningRequestSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -215,7 +216,7 @@ void encodeValue(JsonWriter& w, const CertificateSigningRequestStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -241,7 +242,7 @@ void encodeValue(JsonWriter& w, const CertificateSigningRequestStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -276,7 +277,7 @@ void encodeValue(JsonWriter& w, const CertificateSigningRequest& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -297,7 +298,7 @@ void encodeValue(JsonWriter& w, const CertificateSigningRequest& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -331,7 +332,7 @@ void encodeValue(JsonWriter& w, const CertificateSigningRequestList& in) {
       case 10:
         if (key == "signerName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.signerName)) return e;
+          if (auto e = decodeInterned(val, out.signerName)) return e;
           continue;
         }
         break;
@@ -370,7 +371,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundleSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -389,7 +390,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundleSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -423,7 +424,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundle& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -444,7 +445,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundle& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -497,14 +498,14 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundleList& in) {
       case 8:
         if (key == "nodeName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.nodeName)) return e;
+          if (auto e = decodeInterned(val, out.nodeName)) return e;
           continue;
         }
         break;
       case 10:
         if (key == "signerName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.signerName)) return e;
+          if (auto e = decodeInterned(val, out.signerName)) return e;
           continue;
         }
         break;
@@ -523,7 +524,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundleList& in) {
       case 18:
         if (key == "serviceAccountName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.serviceAccountName)) return e;
+          if (auto e = decodeInterned(val, out.serviceAccountName)) return e;
           continue;
         }
         break;
@@ -538,7 +539,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundleList& in) {
       case 25:
         if (key == "unverifiedUserAnnotations") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.unverifiedUserAnnotations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.unverifiedUserAnnotations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -561,7 +562,7 @@ void encodeValue(JsonWriter& w, const PodCertificateRequestSpec& in) {
   w.key("serviceAccountUID"); encodeValue(w, in.serviceAccountUID);
   w.key("signerName"); encodeValue(w, in.signerName);
   w.key("stubPKCS10Request"); encodeBytes(w, in.stubPKCS10Request);
-  if (!(in.unverifiedUserAnnotations.empty())) { w.key("unverifiedUserAnnotations"); encodeMap(w, in.unverifiedUserAnnotations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.unverifiedUserAnnotations.empty())) { w.key("unverifiedUserAnnotations"); encodeMap(w, in.unverifiedUserAnnotations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -644,7 +645,7 @@ void encodeValue(JsonWriter& w, const PodCertificateRequestStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -670,7 +671,7 @@ void encodeValue(JsonWriter& w, const PodCertificateRequestStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -705,7 +706,7 @@ void encodeValue(JsonWriter& w, const PodCertificateRequest& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -726,7 +727,7 @@ void encodeValue(JsonWriter& w, const PodCertificateRequest& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

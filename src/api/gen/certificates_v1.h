@@ -28,23 +28,23 @@ struct PodCertificateRequestList;
 
 struct CertificateSigningRequestSpec {
   std::optional<int32_t> expirationSeconds{};
-  ::kcm::api::StringMap<std::vector<std::string>> extra{};
-  std::vector<std::string> groups{};
+  ::kcm::api::StringMap<std::vector<::kcm::api::String>> extra{};
+  std::vector<::kcm::api::String> groups{};
   std::string request{};
-  std::string signerName{};
-  std::string uid{};
-  std::vector<std::string> usages{};
-  std::string username{};
+  ::kcm::api::String signerName{};
+  ::kcm::api::String uid{};
+  std::vector<::kcm::api::String> usages{};
+  ::kcm::api::String username{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CertificateSigningRequestCondition {
   ::kcm::api::Time lastTransitionTime{};
   ::kcm::api::Time lastUpdateTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -55,8 +55,8 @@ struct CertificateSigningRequestStatus {
 };
 
 struct CertificateSigningRequest {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::CertificateSigningRequestSpec spec{};
   ::kcm::api::certificates::v1::CertificateSigningRequestStatus status{};
@@ -64,52 +64,52 @@ struct CertificateSigningRequest {
 };
 
 struct CertificateSigningRequestList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::certificates::v1::CertificateSigningRequest> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterTrustBundleSpec {
-  std::string signerName{};
-  std::string trustBundle{};
+  ::kcm::api::String signerName{};
+  ::kcm::api::String trustBundle{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterTrustBundle {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::ClusterTrustBundleSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterTrustBundleList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::certificates::v1::ClusterTrustBundle> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateRequestSpec {
   std::optional<int32_t> maxExpirationSeconds{};
-  std::string nodeName{};
-  std::string nodeUID{};
-  std::string podName{};
-  std::string podUID{};
-  std::string serviceAccountName{};
-  std::string serviceAccountUID{};
-  std::string signerName{};
+  ::kcm::api::String nodeName{};
+  ::kcm::api::String nodeUID{};
+  ::kcm::api::String podName{};
+  ::kcm::api::String podUID{};
+  ::kcm::api::String serviceAccountName{};
+  ::kcm::api::String serviceAccountUID{};
+  ::kcm::api::String signerName{};
   std::string stubPKCS10Request{};
-  ::kcm::api::StringMap<std::string> unverifiedUserAnnotations{};
+  ::kcm::api::StringMap<::kcm::api::String> unverifiedUserAnnotations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateRequestStatus {
   std::optional<::kcm::api::Time> beginRefreshAt{};
-  std::string certificateChain{};
+  ::kcm::api::String certificateChain{};
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
   std::optional<::kcm::api::Time> notAfter{};
   std::optional<::kcm::api::Time> notBefore{};
@@ -117,8 +117,8 @@ struct PodCertificateRequestStatus {
 };
 
 struct PodCertificateRequest {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::PodCertificateRequestSpec spec{};
   ::kcm::api::certificates::v1::PodCertificateRequestStatus status{};
@@ -126,9 +126,9 @@ struct PodCertificateRequest {
 };
 
 struct PodCertificateRequestList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::certificates::v1::PodCertificateRequest> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -7,6 +7,7 @@ namespace kcm::api::coordination::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, LeaseSpec& out) {
@@ -107,7 +108,7 @@ void encodeValue(JsonWriter& w, const LeaseSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -126,7 +127,7 @@ void encodeValue(JsonWriter& w, const LeaseSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -160,7 +161,7 @@ void encodeValue(JsonWriter& w, const Lease& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -181,7 +182,7 @@ void encodeValue(JsonWriter& w, const Lease& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -19,27 +19,27 @@ struct LeaseList;
 
 struct LeaseSpec {
   std::optional<::kcm::api::MicroTime> acquireTime{};
-  std::optional<std::string> holderIdentity{};
+  std::optional<::kcm::api::String> holderIdentity{};
   std::optional<int32_t> leaseDurationSeconds{};
   std::optional<int32_t> leaseTransitions{};
-  std::optional<std::string> preferredHolder{};
+  std::optional<::kcm::api::String> preferredHolder{};
   std::optional<::kcm::api::MicroTime> renewTime{};
-  std::optional<std::string> strategy{};
+  std::optional<::kcm::api::String> strategy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Lease {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::coordination::v1::LeaseSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LeaseList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::coordination::v1::Lease> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -7,6 +7,7 @@ namespace kcm::api::core::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, AWSElasticBlockStoreVolumeSource& out) {
@@ -74,21 +75,21 @@ void encodeValue(JsonWriter& w, const AWSElasticBlockStoreVolumeSource& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "values") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -104,7 +105,7 @@ void encodeValue(JsonWriter& w, const NodeSelectorRequirement& in) {
   w.beginObject();
   w.key("key"); encodeValue(w, in.key);
   w.key("operator"); encodeValue(w, in.operator_);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -270,14 +271,14 @@ void encodeValue(JsonWriter& w, const NodeAffinity& in) {
       case 10:
         if (key == "namespaces") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.namespaces, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.namespaces, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 11:
         if (key == "topologyKey") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.topologyKey)) return e;
+          if (auto e = decodeInterned(val, out.topologyKey)) return e;
           continue;
         }
         break;
@@ -292,14 +293,14 @@ void encodeValue(JsonWriter& w, const NodeAffinity& in) {
       case 14:
         if (key == "matchLabelKeys") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 17:
         if (key == "mismatchLabelKeys") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.mismatchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.mismatchLabelKeys, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "namespaceSelector") {
@@ -320,10 +321,10 @@ void encodeValue(JsonWriter& w, const NodeAffinity& in) {
 void encodeValue(JsonWriter& w, const PodAffinityTerm& in) {
   w.beginObject();
   if (in.labelSelector) { w.key("labelSelector"); encodeValue(w, *in.labelSelector); }
-  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.mismatchLabelKeys.empty())) { w.key("mismatchLabelKeys"); encodeArray(w, in.mismatchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.mismatchLabelKeys.empty())) { w.key("mismatchLabelKeys"); encodeArray(w, in.mismatchLabelKeys, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.namespaceSelector) { w.key("namespaceSelector"); encodeValue(w, *in.namespaceSelector); }
-  if (!(in.namespaces.empty())) { w.key("namespaces"); encodeArray(w, in.namespaces, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.namespaces.empty())) { w.key("namespaces"); encodeArray(w, in.namespaces, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("topologyKey"); encodeValue(w, in.topologyKey);
   in.unknownFields.emit(w);
   w.endObject();
@@ -508,7 +509,7 @@ void encodeValue(JsonWriter& w, const Affinity& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -588,7 +589,7 @@ void encodeValue(JsonWriter& w, const AttachedVolume& in) {
         if (key == "kind") {
           if (isNull(val)) { out.kind.reset(); continue; }
           auto& t = out.kind.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -770,7 +771,7 @@ void encodeValue(JsonWriter& w, const AzureFileVolumeSource& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -782,19 +783,19 @@ void encodeValue(JsonWriter& w, const AzureFileVolumeSource& in) {
       case 9:
         if (key == "fieldPath") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fieldPath)) return e;
+          if (auto e = decodeInterned(val, out.fieldPath)) return e;
           continue;
         }
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -838,7 +839,7 @@ void encodeValue(JsonWriter& w, const ObjectReference& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -859,7 +860,7 @@ void encodeValue(JsonWriter& w, const ObjectReference& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -900,7 +901,7 @@ void encodeValue(JsonWriter& w, const Binding& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -932,7 +933,7 @@ void encodeValue(JsonWriter& w, const SecretReference& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         if (key == "fsType") {
@@ -958,7 +959,7 @@ void encodeValue(JsonWriter& w, const SecretReference& in) {
       case 16:
         if (key == "volumeAttributes") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.volumeAttributes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.volumeAttributes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1020,7 +1021,7 @@ void encodeValue(JsonWriter& w, const CSIPersistentVolumeSource& in) {
   if (in.nodePublishSecretRef) { w.key("nodePublishSecretRef"); encodeValue(w, *in.nodePublishSecretRef); }
   if (in.nodeStageSecretRef) { w.key("nodeStageSecretRef"); encodeValue(w, *in.nodeStageSecretRef); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (!(in.volumeAttributes.empty())) { w.key("volumeAttributes"); encodeMap(w, in.volumeAttributes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.volumeAttributes.empty())) { w.key("volumeAttributes"); encodeMap(w, in.volumeAttributes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("volumeHandle"); encodeValue(w, in.volumeHandle);
   in.unknownFields.emit(w);
   w.endObject();
@@ -1069,7 +1070,7 @@ void encodeValue(JsonWriter& w, const LocalObjectReference& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         if (key == "fsType") {
@@ -1090,7 +1091,7 @@ void encodeValue(JsonWriter& w, const LocalObjectReference& in) {
       case 16:
         if (key == "volumeAttributes") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.volumeAttributes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.volumeAttributes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1116,7 +1117,7 @@ void encodeValue(JsonWriter& w, const CSIVolumeSource& in) {
   if (in.fsType) { w.key("fsType"); encodeValue(w, *in.fsType); }
   if (in.nodePublishSecretRef) { w.key("nodePublishSecretRef"); encodeValue(w, *in.nodePublishSecretRef); }
   if (in.readOnly) { w.key("readOnly"); encodeValue(w, *in.readOnly); }
-  if (!(in.volumeAttributes.empty())) { w.key("volumeAttributes"); encodeMap(w, in.volumeAttributes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.volumeAttributes.empty())) { w.key("volumeAttributes"); encodeMap(w, in.volumeAttributes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1133,14 +1134,14 @@ void encodeValue(JsonWriter& w, const CSIVolumeSource& in) {
       case 3:
         if (key == "add") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.add, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.add, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 4:
         if (key == "drop") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.drop, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.drop, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1154,8 +1155,8 @@ void encodeValue(JsonWriter& w, const CSIVolumeSource& in) {
 
 void encodeValue(JsonWriter& w, const Capabilities& in) {
   w.beginObject();
-  if (!(in.add.empty())) { w.key("add"); encodeArray(w, in.add, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.drop.empty())) { w.key("drop"); encodeArray(w, in.drop, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.add.empty())) { w.key("add"); encodeArray(w, in.add, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.drop.empty())) { w.key("drop"); encodeArray(w, in.drop, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1184,7 +1185,7 @@ void encodeValue(JsonWriter& w, const Capabilities& in) {
       case 8:
         if (key == "monitors") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "readOnly") {
@@ -1218,7 +1219,7 @@ void encodeValue(JsonWriter& w, const Capabilities& in) {
 
 void encodeValue(JsonWriter& w, const CephFSPersistentVolumeSource& in) {
   w.beginObject();
-  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (!(in.path.empty())) { w.key("path"); encodeValue(w, in.path); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (!(in.secretFile.empty())) { w.key("secretFile"); encodeValue(w, in.secretFile); }
@@ -1252,7 +1253,7 @@ void encodeValue(JsonWriter& w, const CephFSPersistentVolumeSource& in) {
       case 8:
         if (key == "monitors") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "readOnly") {
@@ -1286,7 +1287,7 @@ void encodeValue(JsonWriter& w, const CephFSPersistentVolumeSource& in) {
 
 void encodeValue(JsonWriter& w, const CephFSVolumeSource& in) {
   w.beginObject();
-  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (!(in.path.empty())) { w.key("path"); encodeValue(w, in.path); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (!(in.secretFile.empty())) { w.key("secretFile"); encodeValue(w, in.secretFile); }
@@ -1476,7 +1477,7 @@ void encodeValue(JsonWriter& w, const ClientIPConfig& in) {
         if (key == "signerName") {
           if (isNull(val)) { out.signerName.reset(); continue; }
           auto& t = out.signerName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -1520,7 +1521,7 @@ void encodeValue(JsonWriter& w, const ClusterTrustBundleProjection& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -1575,7 +1576,7 @@ void encodeValue(JsonWriter& w, const ComponentCondition& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1589,7 +1590,7 @@ void encodeValue(JsonWriter& w, const ComponentCondition& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "conditions") {
@@ -1628,7 +1629,7 @@ void encodeValue(JsonWriter& w, const ComponentStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1649,7 +1650,7 @@ void encodeValue(JsonWriter& w, const ComponentStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1683,12 +1684,12 @@ void encodeValue(JsonWriter& w, const ComponentStatusList& in) {
       case 4:
         if (key == "data") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.data, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.data, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1710,7 +1711,7 @@ void encodeValue(JsonWriter& w, const ComponentStatusList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "binaryData") {
@@ -1731,7 +1732,7 @@ void encodeValue(JsonWriter& w, const ConfigMap& in) {
   w.beginObject();
   if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
   if (!(in.binaryData.empty())) { w.key("binaryData"); encodeMap(w, in.binaryData, [](JsonWriter& w, const std::string& x) { encodeBytes(w, x); }); }
-  if (!(in.data.empty())) { w.key("data"); encodeMap(w, in.data, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.data.empty())) { w.key("data"); encodeMap(w, in.data, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.immutable) { w.key("immutable"); encodeValue(w, *in.immutable); }
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
@@ -1791,7 +1792,7 @@ void encodeValue(JsonWriter& w, const ConfigMapEnvSource& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -1839,7 +1840,7 @@ void encodeValue(JsonWriter& w, const ConfigMapKeySelector& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1860,7 +1861,7 @@ void encodeValue(JsonWriter& w, const ConfigMapKeySelector& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1908,7 +1909,7 @@ void encodeValue(JsonWriter& w, const ConfigMapList& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -1957,7 +1958,7 @@ void encodeValue(JsonWriter& w, const ConfigMapNodeConfigSource& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -2129,7 +2130,7 @@ void encodeValue(JsonWriter& w, const ConfigMapVolumeSource& in) {
       case 6:
         if (key == "hostIP") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.hostIP)) return e;
+          if (auto e = decodeInterned(val, out.hostIP)) return e;
           continue;
         }
         break;
@@ -2229,7 +2230,7 @@ void encodeValue(JsonWriter& w, const ContainerResizePolicy& in) {
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -2390,7 +2391,7 @@ void encodeValue(JsonWriter& w, const EnvFromSource& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -2446,14 +2447,14 @@ void encodeValue(JsonWriter& w, const FileKeySelector& in) {
       case 9:
         if (key == "fieldPath") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fieldPath)) return e;
+          if (auto e = decodeInterned(val, out.fieldPath)) return e;
           continue;
         }
         break;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2532,7 +2533,7 @@ void encodeValue(JsonWriter& w, const ResourceFieldSelector& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -2696,7 +2697,7 @@ void encodeValue(JsonWriter& w, const EnvVar& in) {
       case 7:
         if (key == "command") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -2710,7 +2711,7 @@ void encodeValue(JsonWriter& w, const EnvVar& in) {
 
 void encodeValue(JsonWriter& w, const ExecAction& in) {
   w.beginObject();
-  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2995,53 +2996,6 @@ void encodeValue(JsonWriter& w, const Lifecycle& in) {
   if (in.postStart) { w.key("postStart"); encodeValue(w, *in.postStart); }
   if (in.preStop) { w.key("preStop"); encodeValue(w, *in.preStop); }
   if (in.stopSignal) { w.key("stopSignal"); encodeValue(w, *in.stopSignal); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GRPCAction& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 4:
-        if (key == "mode") {
-          if (isNull(val)) { out.mode.reset(); continue; }
-          auto& t = out.mode.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        if (key == "port") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.port)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "service") {
-          if (isNull(val)) { out.service.reset(); continue; }
-          auto& t = out.service.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const GRPCAction& in) {
-  w.beginObject();
-  if (in.mode) { w.key("mode"); encodeValue(w, *in.mode); }
-  w.key("port"); encodeValue(w, in.port);
-  if (in.service) { w.key("service"); encodeValue(w, *in.service); }
   in.unknownFields.emit(w);
   w.endObject();
 }

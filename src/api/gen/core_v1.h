@@ -244,17 +244,17 @@ struct TopologySelectorLabelRequirement;
 struct TopologySelectorTerm;
 
 struct AWSElasticBlockStoreVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   int32_t partition{};
   bool readOnly{};
-  std::string volumeID{};
+  ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeSelectorRequirement {
-  std::string key{};
-  std::string operator_{};
-  std::vector<std::string> values{};
+  ::kcm::api::String key{};
+  ::kcm::api::String operator_{};
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -283,11 +283,11 @@ struct NodeAffinity {
 
 struct PodAffinityTerm {
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
-  std::vector<std::string> matchLabelKeys{};
-  std::vector<std::string> mismatchLabelKeys{};
+  std::vector<::kcm::api::String> matchLabelKeys{};
+  std::vector<::kcm::api::String> mismatchLabelKeys{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
-  std::vector<std::string> namespaces{};
-  std::string topologyKey{};
+  std::vector<::kcm::api::String> namespaces{};
+  ::kcm::api::String topologyKey{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -317,134 +317,134 @@ struct Affinity {
 };
 
 struct AppArmorProfile {
-  std::optional<std::string> localhostProfile{};
-  std::string type{};
+  std::optional<::kcm::api::String> localhostProfile{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AttachedVolume {
-  std::string devicePath{};
-  std::string name{};
+  ::kcm::api::String devicePath{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AzureDiskVolumeSource {
-  std::optional<std::string> cachingMode{};
-  std::string diskName{};
-  std::string diskURI{};
-  std::optional<std::string> fsType{};
-  std::optional<std::string> kind{};
+  std::optional<::kcm::api::String> cachingMode{};
+  ::kcm::api::String diskName{};
+  ::kcm::api::String diskURI{};
+  std::optional<::kcm::api::String> fsType{};
+  std::optional<::kcm::api::String> kind{};
   std::optional<bool> readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AzureFilePersistentVolumeSource {
   bool readOnly{};
-  std::string secretName{};
-  std::optional<std::string> secretNamespace{};
-  std::string shareName{};
+  ::kcm::api::String secretName{};
+  std::optional<::kcm::api::String> secretNamespace{};
+  ::kcm::api::String shareName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AzureFileVolumeSource {
   bool readOnly{};
-  std::string secretName{};
-  std::string shareName{};
+  ::kcm::api::String secretName{};
+  ::kcm::api::String shareName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ObjectReference {
-  std::string apiVersion{};
-  std::string fieldPath{};
-  std::string kind{};
-  std::string name{};
-  std::string namespace_{};
-  std::string resourceVersion{};
-  std::string uid{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String fieldPath{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
+  ::kcm::api::String resourceVersion{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Binding {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ObjectReference target{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SecretReference {
-  std::string name{};
-  std::string namespace_{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIPersistentVolumeSource {
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> controllerExpandSecretRef{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> controllerPublishSecretRef{};
-  std::string driver{};
-  std::string fsType{};
+  ::kcm::api::String driver{};
+  ::kcm::api::String fsType{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodeExpandSecretRef{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodePublishSecretRef{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodeStageSecretRef{};
   bool readOnly{};
-  ::kcm::api::StringMap<std::string> volumeAttributes{};
-  std::string volumeHandle{};
+  ::kcm::api::StringMap<::kcm::api::String> volumeAttributes{};
+  ::kcm::api::String volumeHandle{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LocalObjectReference {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIVolumeSource {
-  std::string driver{};
-  std::optional<std::string> fsType{};
+  ::kcm::api::String driver{};
+  std::optional<::kcm::api::String> fsType{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> nodePublishSecretRef{};
   std::optional<bool> readOnly{};
-  ::kcm::api::StringMap<std::string> volumeAttributes{};
+  ::kcm::api::StringMap<::kcm::api::String> volumeAttributes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Capabilities {
-  std::vector<std::string> add{};
-  std::vector<std::string> drop{};
+  std::vector<::kcm::api::String> add{};
+  std::vector<::kcm::api::String> drop{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CephFSPersistentVolumeSource {
-  std::vector<std::string> monitors{};
-  std::string path{};
+  std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::String path{};
   bool readOnly{};
-  std::string secretFile{};
+  ::kcm::api::String secretFile{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
-  std::string user{};
+  ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CephFSVolumeSource {
-  std::vector<std::string> monitors{};
-  std::string path{};
+  std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::String path{};
   bool readOnly{};
-  std::string secretFile{};
+  ::kcm::api::String secretFile{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string user{};
+  ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CinderPersistentVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
-  std::string volumeID{};
+  ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CinderVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string volumeID{};
+  ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -455,89 +455,89 @@ struct ClientIPConfig {
 
 struct ClusterTrustBundleProjection {
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
-  std::optional<std::string> name{};
+  std::optional<::kcm::api::String> name{};
   std::optional<bool> optional{};
-  std::string path{};
-  std::optional<std::string> signerName{};
+  ::kcm::api::String path{};
+  std::optional<::kcm::api::String> signerName{};
   std::optional<int64_t> user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ComponentCondition {
-  std::string error{};
-  std::string message{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String error{};
+  ::kcm::api::String message{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ComponentStatus {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ComponentCondition> conditions{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ComponentStatusList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ComponentStatus> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMap {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   ::kcm::api::StringMap<std::string> binaryData{};
-  ::kcm::api::StringMap<std::string> data{};
+  ::kcm::api::StringMap<::kcm::api::String> data{};
   std::optional<bool> immutable{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMapEnvSource {
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMapKeySelector {
-  std::string key{};
-  std::string name{};
+  ::kcm::api::String key{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMapList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ConfigMap> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMapNodeConfigSource {
-  std::string kubeletConfigKey{};
-  std::string name{};
-  std::string namespace_{};
-  std::string resourceVersion{};
-  std::string uid{};
+  ::kcm::api::String kubeletConfigKey{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
+  ::kcm::api::String resourceVersion{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct KeyToPath {
-  std::string key{};
+  ::kcm::api::String key{};
   std::optional<int32_t> mode{};
-  std::string path{};
+  ::kcm::api::String path{};
   std::optional<int64_t> user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMapProjection {
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -546,75 +546,75 @@ struct ConfigMapVolumeSource {
   std::optional<int32_t> defaultMode{};
   std::optional<int64_t> defaultUser{};
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerPort {
   int32_t containerPort{};
-  std::string hostIP{};
+  ::kcm::api::String hostIP{};
   int32_t hostPort{};
-  std::string name{};
-  std::string protocol{};
+  ::kcm::api::String name{};
+  ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerResizePolicy {
-  std::string resourceName{};
-  std::string restartPolicy{};
+  ::kcm::api::String resourceName{};
+  ::kcm::api::String restartPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerRestartRuleOnExitCodes {
-  std::string operator_{};
+  ::kcm::api::String operator_{};
   std::vector<int32_t> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerRestartRule {
-  std::string action{};
+  ::kcm::api::String action{};
   ::kcm::api::Box<::kcm::api::core::v1::ContainerRestartRuleOnExitCodes> exitCodes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SecretEnvSource {
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EnvFromSource {
   ::kcm::api::Box<::kcm::api::core::v1::ConfigMapEnvSource> configMapRef{};
-  std::string prefix{};
+  ::kcm::api::String prefix{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretEnvSource> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FileKeySelector {
-  std::string key{};
+  ::kcm::api::String key{};
   std::optional<bool> optional{};
-  std::string path{};
-  std::string volumeName{};
+  ::kcm::api::String path{};
+  ::kcm::api::String volumeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ObjectFieldSelector {
-  std::string apiVersion{};
-  std::string fieldPath{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String fieldPath{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceFieldSelector {
-  std::string containerName{};
+  ::kcm::api::String containerName{};
   ::kcm::api::Quantity divisor{};
-  std::string resource{};
+  ::kcm::api::String resource{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SecretKeySelector {
-  std::string key{};
-  std::string name{};
+  ::kcm::api::String key{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -629,30 +629,30 @@ struct EnvVarSource {
 };
 
 struct EnvVar {
-  std::string name{};
-  std::string value{};
+  ::kcm::api::String name{};
+  ::kcm::api::String value{};
   ::kcm::api::Box<::kcm::api::core::v1::EnvVarSource> valueFrom{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ExecAction {
-  std::vector<std::string> command{};
+  std::vector<::kcm::api::String> command{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HTTPHeader {
-  std::string name{};
-  std::string value{};
+  ::kcm::api::String name{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HTTPGetAction {
-  std::string host{};
+  ::kcm::api::String host{};
   std::vector<::kcm::api::core::v1::HTTPHeader> httpHeaders{};
-  std::string path{};
+  ::kcm::api::String path{};
   ::kcm::api::IntOrString port{};
-  std::optional<std::string> protocol{};
-  std::string scheme{};
+  std::optional<::kcm::api::String> protocol{};
+  ::kcm::api::String scheme{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -662,7 +662,7 @@ struct SleepAction {
 };
 
 struct TCPSocketAction {
-  std::string host{};
+  ::kcm::api::String host{};
   ::kcm::api::IntOrString port{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -678,14 +678,14 @@ struct LifecycleHandler {
 struct Lifecycle {
   ::kcm::api::Box<::kcm::api::core::v1::LifecycleHandler> postStart{};
   ::kcm::api::Box<::kcm::api::core::v1::LifecycleHandler> preStop{};
-  std::optional<std::string> stopSignal{};
+  std::optional<::kcm::api::String> stopSignal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct GRPCAction {
-  std::optional<std::string> mode{};
+  std::optional<::kcm::api::String> mode{};
   int32_t port{};
-  std::optional<std::string> service{};
+  std::optional<::kcm::api::String> service{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -704,8 +704,8 @@ struct Probe {
 };
 
 struct ResourceClaim {
-  std::string name{};
-  std::string request{};
+  ::kcm::api::String name{};
+  ::kcm::api::String request{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -717,24 +717,24 @@ struct ResourceRequirements {
 };
 
 struct SELinuxOptions {
-  std::string level{};
-  std::string role{};
-  std::string type{};
-  std::string user{};
+  ::kcm::api::String level{};
+  ::kcm::api::String role{};
+  ::kcm::api::String type{};
+  ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SeccompProfile {
-  std::optional<std::string> localhostProfile{};
-  std::string type{};
+  std::optional<::kcm::api::String> localhostProfile{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct WindowsSecurityContextOptions {
-  std::optional<std::string> gmsaCredentialSpec{};
-  std::optional<std::string> gmsaCredentialSpecName{};
+  std::optional<::kcm::api::String> gmsaCredentialSpec{};
+  std::optional<::kcm::api::String> gmsaCredentialSpecName{};
   std::optional<bool> hostProcess{};
-  std::optional<std::string> runAsUserName{};
+  std::optional<::kcm::api::String> runAsUserName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -743,7 +743,7 @@ struct SecurityContext {
   ::kcm::api::Box<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
   ::kcm::api::Box<::kcm::api::core::v1::Capabilities> capabilities{};
   std::optional<bool> privileged{};
-  std::optional<std::string> procMount{};
+  std::optional<::kcm::api::String> procMount{};
   std::optional<bool> readOnlyRootFilesystem{};
   std::optional<int64_t> runAsGroup{};
   std::optional<bool> runAsNonRoot{};
@@ -755,61 +755,61 @@ struct SecurityContext {
 };
 
 struct VolumeDevice {
-  std::string devicePath{};
-  std::string name{};
+  ::kcm::api::String devicePath{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeMount {
-  std::vector<std::string> bindMountOptions{};
-  std::string mountPath{};
-  std::optional<std::string> mountPropagation{};
-  std::string name{};
+  std::vector<::kcm::api::String> bindMountOptions{};
+  ::kcm::api::String mountPath{};
+  std::optional<::kcm::api::String> mountPropagation{};
+  ::kcm::api::String name{};
   bool readOnly{};
-  std::optional<std::string> recursiveReadOnly{};
-  std::string subPath{};
-  std::string subPathExpr{};
+  std::optional<::kcm::api::String> recursiveReadOnly{};
+  ::kcm::api::String subPath{};
+  ::kcm::api::String subPathExpr{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Container {
-  std::vector<std::string> args{};
-  std::vector<std::string> command{};
+  std::vector<::kcm::api::String> args{};
+  std::vector<::kcm::api::String> command{};
   std::vector<::kcm::api::core::v1::EnvVar> env{};
   std::vector<::kcm::api::core::v1::EnvFromSource> envFrom{};
-  std::string image{};
-  std::string imagePullPolicy{};
+  ::kcm::api::String image{};
+  ::kcm::api::String imagePullPolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::Lifecycle> lifecycle{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> livenessProbe{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::vector<::kcm::api::core::v1::ContainerPort> ports{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> readinessProbe{};
   std::vector<::kcm::api::core::v1::ContainerResizePolicy> resizePolicy{};
   ::kcm::api::core::v1::ResourceRequirements resources{};
-  std::optional<std::string> restartPolicy{};
+  std::optional<::kcm::api::String> restartPolicy{};
   std::vector<::kcm::api::core::v1::ContainerRestartRule> restartPolicyRules{};
   ::kcm::api::Box<::kcm::api::core::v1::SecurityContext> securityContext{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> startupProbe{};
   bool stdin{};
   bool stdinOnce{};
-  std::string terminationMessagePath{};
-  std::string terminationMessagePolicy{};
+  ::kcm::api::String terminationMessagePath{};
+  ::kcm::api::String terminationMessagePolicy{};
   bool tty{};
   std::vector<::kcm::api::core::v1::VolumeDevice> volumeDevices{};
   std::vector<::kcm::api::core::v1::VolumeMount> volumeMounts{};
-  std::string workingDir{};
+  ::kcm::api::String workingDir{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerExtendedResourceRequest {
-  std::string containerName{};
-  std::string requestName{};
-  std::string resourceName{};
+  ::kcm::api::String containerName{};
+  ::kcm::api::String requestName{};
+  ::kcm::api::String resourceName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerImage {
-  std::vector<std::string> names{};
+  std::vector<::kcm::api::String> names{};
   int64_t sizeBytes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -820,19 +820,19 @@ struct ContainerStateRunning {
 };
 
 struct ContainerStateTerminated {
-  std::string containerID{};
+  ::kcm::api::String containerID{};
   int32_t exitCode{};
   ::kcm::api::Time finishedAt{};
-  std::string message{};
-  std::string reason{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
   int32_t signal{};
   ::kcm::api::Time startedAt{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerStateWaiting {
-  std::string message{};
-  std::string reason{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -856,20 +856,20 @@ struct ContainerUser {
 };
 
 struct ResourceHealth {
-  std::string health{};
-  std::optional<std::string> message{};
-  std::string resourceID{};
+  ::kcm::api::String health{};
+  std::optional<::kcm::api::String> message{};
+  ::kcm::api::String resourceID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceStatus {
-  std::string name{};
+  ::kcm::api::String name{};
   std::vector<::kcm::api::core::v1::ResourceHealth> resources{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ImageVolumeStatus {
-  std::string imageRef{};
+  ::kcm::api::String imageRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -879,10 +879,10 @@ struct VolumeStatus {
 };
 
 struct VolumeMountStatus {
-  std::string mountPath{};
-  std::string name{};
+  ::kcm::api::String mountPath{};
+  ::kcm::api::String name{};
   bool readOnly{};
-  std::optional<std::string> recursiveReadOnly{};
+  std::optional<::kcm::api::String> recursiveReadOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -890,17 +890,17 @@ struct VolumeMountStatus {
 struct ContainerStatus {
   ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   std::vector<::kcm::api::core::v1::ResourceStatus> allocatedResourcesStatus{};
-  std::string containerID{};
-  std::string image{};
-  std::string imageID{};
+  ::kcm::api::String containerID{};
+  ::kcm::api::String image{};
+  ::kcm::api::String imageID{};
   ::kcm::api::core::v1::ContainerState lastState{};
-  std::string name{};
+  ::kcm::api::String name{};
   bool ready{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   int32_t restartCount{};
   std::optional<bool> started{};
   ::kcm::api::core::v1::ContainerState state{};
-  std::optional<std::string> stopSignal{};
+  std::optional<::kcm::api::String> stopSignal{};
   ::kcm::api::Box<::kcm::api::core::v1::ContainerUser> user{};
   std::vector<::kcm::api::core::v1::VolumeMountStatus> volumeMounts{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -914,7 +914,7 @@ struct DaemonEndpoint {
 struct DownwardAPIVolumeFile {
   ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
   std::optional<int32_t> mode{};
-  std::string path{};
+  ::kcm::api::String path{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
   std::optional<int64_t> user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -933,25 +933,25 @@ struct DownwardAPIVolumeSource {
 };
 
 struct EmptyDirVolumeSource {
-  std::string medium{};
+  ::kcm::api::String medium{};
   std::optional<int32_t> mode{};
   std::optional<::kcm::api::Quantity> sizeLimit{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointAddress {
-  std::string hostname{};
-  std::string ip{};
-  std::optional<std::string> nodeName{};
+  ::kcm::api::String hostname{};
+  ::kcm::api::String ip{};
+  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointPort {
-  std::optional<std::string> appProtocol{};
-  std::string name{};
+  std::optional<::kcm::api::String> appProtocol{};
+  ::kcm::api::String name{};
   int32_t port{};
-  std::string protocol{};
+  ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -963,63 +963,63 @@ struct EndpointSubset {
 };
 
 struct Endpoints {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::core::v1::EndpointSubset> subsets{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointsList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Endpoints> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EphemeralContainer {
-  std::vector<std::string> args{};
-  std::vector<std::string> command{};
+  std::vector<::kcm::api::String> args{};
+  std::vector<::kcm::api::String> command{};
   std::vector<::kcm::api::core::v1::EnvVar> env{};
   std::vector<::kcm::api::core::v1::EnvFromSource> envFrom{};
-  std::string image{};
-  std::string imagePullPolicy{};
+  ::kcm::api::String image{};
+  ::kcm::api::String imagePullPolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::Lifecycle> lifecycle{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> livenessProbe{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::vector<::kcm::api::core::v1::ContainerPort> ports{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> readinessProbe{};
   std::vector<::kcm::api::core::v1::ContainerResizePolicy> resizePolicy{};
   ::kcm::api::core::v1::ResourceRequirements resources{};
-  std::optional<std::string> restartPolicy{};
+  std::optional<::kcm::api::String> restartPolicy{};
   std::vector<::kcm::api::core::v1::ContainerRestartRule> restartPolicyRules{};
   ::kcm::api::Box<::kcm::api::core::v1::SecurityContext> securityContext{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> startupProbe{};
   bool stdin{};
   bool stdinOnce{};
-  std::string targetContainerName{};
-  std::string terminationMessagePath{};
-  std::string terminationMessagePolicy{};
+  ::kcm::api::String targetContainerName{};
+  ::kcm::api::String terminationMessagePath{};
+  ::kcm::api::String terminationMessagePolicy{};
   bool tty{};
   std::vector<::kcm::api::core::v1::VolumeDevice> volumeDevices{};
   std::vector<::kcm::api::core::v1::VolumeMount> volumeMounts{};
-  std::string workingDir{};
+  ::kcm::api::String workingDir{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TypedLocalObjectReference {
-  std::optional<std::string> apiGroup{};
-  std::string kind{};
-  std::string name{};
+  std::optional<::kcm::api::String> apiGroup{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TypedObjectReference {
-  std::optional<std::string> apiGroup{};
-  std::string kind{};
-  std::string name{};
-  std::optional<std::string> namespace_{};
+  std::optional<::kcm::api::String> apiGroup{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> namespace_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1030,15 +1030,15 @@ struct VolumeResourceRequirements {
 };
 
 struct PersistentVolumeClaimSpec {
-  std::vector<std::string> accessModes{};
+  std::vector<::kcm::api::String> accessModes{};
   ::kcm::api::Box<::kcm::api::core::v1::TypedLocalObjectReference> dataSource{};
   ::kcm::api::Box<::kcm::api::core::v1::TypedObjectReference> dataSourceRef{};
   ::kcm::api::core::v1::VolumeResourceRequirements resources{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
-  std::optional<std::string> storageClassName{};
-  std::optional<std::string> volumeAttributesClassName{};
-  std::optional<std::string> volumeMode{};
-  std::string volumeName{};
+  std::optional<::kcm::api::String> storageClassName{};
+  std::optional<::kcm::api::String> volumeAttributesClassName{};
+  std::optional<::kcm::api::String> volumeMode{};
+  ::kcm::api::String volumeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1060,159 +1060,159 @@ struct EventSeries {
 };
 
 struct EventSource {
-  std::string component{};
-  std::string host{};
+  ::kcm::api::String component{};
+  ::kcm::api::String host{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Event {
-  std::string action{};
-  std::string apiVersion{};
+  ::kcm::api::String action{};
+  ::kcm::api::String apiVersion{};
   int32_t count{};
   ::kcm::api::MicroTime eventTime{};
   ::kcm::api::Time firstTimestamp{};
   ::kcm::api::core::v1::ObjectReference involvedObject{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::Time lastTimestamp{};
-  std::string message{};
+  ::kcm::api::String message{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::string reason{};
+  ::kcm::api::String reason{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> related{};
-  std::string reportingComponent{};
-  std::string reportingInstance{};
+  ::kcm::api::String reportingComponent{};
+  ::kcm::api::String reportingInstance{};
   ::kcm::api::Box<::kcm::api::core::v1::EventSeries> series{};
   ::kcm::api::core::v1::EventSource source{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EventList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Event> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EvictionResponder {
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<int32_t> priority{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FCVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   std::optional<int32_t> lun{};
   bool readOnly{};
-  std::vector<std::string> targetWWNs{};
-  std::vector<std::string> wwids{};
+  std::vector<::kcm::api::String> targetWWNs{};
+  std::vector<::kcm::api::String> wwids{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FlexPersistentVolumeSource {
-  std::string driver{};
-  std::string fsType{};
-  ::kcm::api::StringMap<std::string> options{};
+  ::kcm::api::String driver{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::StringMap<::kcm::api::String> options{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FlexVolumeSource {
-  std::string driver{};
-  std::string fsType{};
-  ::kcm::api::StringMap<std::string> options{};
+  ::kcm::api::String driver{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::StringMap<::kcm::api::String> options{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FlockerVolumeSource {
-  std::string datasetName{};
-  std::string datasetUUID{};
+  ::kcm::api::String datasetName{};
+  ::kcm::api::String datasetUUID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct GCEPersistentDiskVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   int32_t partition{};
-  std::string pdName{};
+  ::kcm::api::String pdName{};
   bool readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct GitRepoVolumeSource {
-  std::string directory{};
-  std::string repository{};
-  std::string revision{};
+  ::kcm::api::String directory{};
+  ::kcm::api::String repository{};
+  ::kcm::api::String revision{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct GlusterfsPersistentVolumeSource {
-  std::string endpoints{};
-  std::optional<std::string> endpointsNamespace{};
-  std::string path{};
+  ::kcm::api::String endpoints{};
+  std::optional<::kcm::api::String> endpointsNamespace{};
+  ::kcm::api::String path{};
   bool readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct GlusterfsVolumeSource {
-  std::string endpoints{};
-  std::string path{};
+  ::kcm::api::String endpoints{};
+  ::kcm::api::String path{};
   bool readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HostAlias {
-  std::vector<std::string> hostnames{};
-  std::string ip{};
+  std::vector<::kcm::api::String> hostnames{};
+  ::kcm::api::String ip{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HostIP {
-  std::string ip{};
+  ::kcm::api::String ip{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HostPathVolumeSource {
-  std::string path{};
-  std::optional<std::string> type{};
+  ::kcm::api::String path{};
+  std::optional<::kcm::api::String> type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ISCSIPersistentVolumeSource {
   bool chapAuthDiscovery{};
   bool chapAuthSession{};
-  std::string fsType{};
-  std::optional<std::string> initiatorName{};
-  std::string iqn{};
-  std::string iscsiInterface{};
+  ::kcm::api::String fsType{};
+  std::optional<::kcm::api::String> initiatorName{};
+  ::kcm::api::String iqn{};
+  ::kcm::api::String iscsiInterface{};
   int32_t lun{};
-  std::vector<std::string> portals{};
+  std::vector<::kcm::api::String> portals{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
-  std::string targetPortal{};
+  ::kcm::api::String targetPortal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ISCSIVolumeSource {
   bool chapAuthDiscovery{};
   bool chapAuthSession{};
-  std::string fsType{};
-  std::optional<std::string> initiatorName{};
-  std::string iqn{};
-  std::string iscsiInterface{};
+  ::kcm::api::String fsType{};
+  std::optional<::kcm::api::String> initiatorName{};
+  ::kcm::api::String iqn{};
+  ::kcm::api::String iscsiInterface{};
   int32_t lun{};
-  std::vector<std::string> portals{};
+  std::vector<::kcm::api::String> portals{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string targetPortal{};
+  ::kcm::api::String targetPortal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ImageVolumeSource {
-  std::string pullPolicy{};
-  std::string reference{};
+  ::kcm::api::String pullPolicy{};
+  ::kcm::api::String reference{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1222,7 +1222,7 @@ struct LimitRangeItem {
   ::kcm::api::StringMap<::kcm::api::Quantity> max{};
   ::kcm::api::StringMap<::kcm::api::Quantity> maxLimitRequestRatio{};
   ::kcm::api::StringMap<::kcm::api::Quantity> min{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1232,32 +1232,32 @@ struct LimitRangeSpec {
 };
 
 struct LimitRange {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::LimitRangeSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LimitRangeList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::LimitRange> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PortStatus {
-  std::optional<std::string> error{};
+  std::optional<::kcm::api::String> error{};
   int32_t port{};
-  std::string protocol{};
+  ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LoadBalancerIngress {
-  std::string hostname{};
-  std::string ip{};
-  std::optional<std::string> ipMode{};
+  ::kcm::api::String hostname{};
+  ::kcm::api::String ip{};
+  std::optional<::kcm::api::String> ipMode{};
   std::vector<::kcm::api::core::v1::PortStatus> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1268,47 +1268,47 @@ struct LoadBalancerStatus {
 };
 
 struct LocalVolumeSource {
-  std::optional<std::string> fsType{};
-  std::string path{};
+  std::optional<::kcm::api::String> fsType{};
+  ::kcm::api::String path{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ModifyVolumeStatus {
-  std::string status{};
-  std::string targetVolumeAttributesClassName{};
+  ::kcm::api::String status{};
+  ::kcm::api::String targetVolumeAttributesClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NFSVolumeSource {
-  std::string path{};
+  ::kcm::api::String path{};
   bool readOnly{};
-  std::string server{};
+  ::kcm::api::String server{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NamespaceSpec {
-  std::vector<std::string> finalizers{};
+  std::vector<::kcm::api::String> finalizers{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NamespaceCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NamespaceStatus {
   std::vector<::kcm::api::core::v1::NamespaceCondition> conditions{};
-  std::string phase{};
+  ::kcm::api::String phase{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Namespace {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::NamespaceSpec spec{};
   ::kcm::api::core::v1::NamespaceStatus status{};
@@ -1316,9 +1316,9 @@ struct Namespace {
 };
 
 struct NamespaceList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Namespace> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1329,50 +1329,50 @@ struct NodeConfigSource {
 };
 
 struct NodePodPreemptionPolicy {
-  std::vector<std::string> disableResizePreemption{};
+  std::vector<::kcm::api::String> disableResizePreemption{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Taint {
-  std::string effect{};
-  std::string key{};
+  ::kcm::api::String effect{};
+  ::kcm::api::String key{};
   std::optional<::kcm::api::Time> timeAdded{};
-  std::string value{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeSpec {
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> configSource{};
-  std::string externalID{};
-  std::string podCIDR{};
-  std::vector<std::string> podCIDRs{};
+  ::kcm::api::String externalID{};
+  ::kcm::api::String podCIDR{};
+  std::vector<::kcm::api::String> podCIDRs{};
   ::kcm::api::Box<::kcm::api::core::v1::NodePodPreemptionPolicy> podPreemptionPolicy{};
-  std::string providerID{};
+  ::kcm::api::String providerID{};
   std::vector<::kcm::api::core::v1::Taint> taints{};
   bool unschedulable{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeAddress {
-  std::string address{};
-  std::string type{};
+  ::kcm::api::String address{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeCondition {
   ::kcm::api::Time lastHeartbeatTime{};
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeConfigStatus {
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> active{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> assigned{};
-  std::string error{};
+  ::kcm::api::String error{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> lastKnownGood{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1395,7 +1395,7 @@ struct NodeRuntimeHandlerFeatures {
 
 struct NodeRuntimeHandler {
   ::kcm::api::Box<::kcm::api::core::v1::NodeRuntimeHandlerFeatures> features{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1405,18 +1405,18 @@ struct NodeSwapStatus {
 };
 
 struct NodeSystemInfo {
-  std::string architecture{};
-  std::string bootID{};
-  std::string containerRuntimeVersion{};
-  std::string kernelVersion{};
-  std::string kubeProxyVersion{};
-  std::string kubeletVersion{};
-  std::string machineID{};
-  std::string operatingSystem{};
-  std::string osImage{};
+  ::kcm::api::String architecture{};
+  ::kcm::api::String bootID{};
+  ::kcm::api::String containerRuntimeVersion{};
+  ::kcm::api::String kernelVersion{};
+  ::kcm::api::String kubeProxyVersion{};
+  ::kcm::api::String kubeletVersion{};
+  ::kcm::api::String machineID{};
+  ::kcm::api::String operatingSystem{};
+  ::kcm::api::String osImage{};
   std::optional<bool> runningInUserNamespace{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeSwapStatus> swap{};
-  std::string systemUUID{};
+  ::kcm::api::String systemUUID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1427,20 +1427,20 @@ struct NodeStatus {
   std::vector<::kcm::api::core::v1::NodeCondition> conditions{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigStatus> config{};
   ::kcm::api::core::v1::NodeDaemonEndpoints daemonEndpoints{};
-  std::vector<std::string> declaredFeatures{};
+  std::vector<::kcm::api::String> declaredFeatures{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeFeatures> features{};
   std::vector<::kcm::api::core::v1::ContainerImage> images{};
   ::kcm::api::core::v1::NodeSystemInfo nodeInfo{};
-  std::string phase{};
+  ::kcm::api::String phase{};
   std::vector<::kcm::api::core::v1::NodeRuntimeHandler> runtimeHandlers{};
   std::vector<::kcm::api::core::v1::AttachedVolume> volumesAttached{};
-  std::vector<std::string> volumesInUse{};
+  std::vector<::kcm::api::String> volumesInUse{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Node {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::NodeSpec spec{};
   ::kcm::api::core::v1::NodeStatus status{};
@@ -1448,89 +1448,89 @@ struct Node {
 };
 
 struct NodeAllocatableMappedResources {
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<::kcm::api::Quantity> quantity{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeAllocatableOverheadResources {
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<::kcm::api::Quantity> perContainer{};
   std::optional<::kcm::api::Quantity> perPod{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeAllocatableResourceClaimStatus {
-  std::vector<std::string> containers{};
+  std::vector<::kcm::api::String> containers{};
   std::vector<::kcm::api::core::v1::NodeAllocatableMappedResources> mapping{};
   std::vector<::kcm::api::core::v1::NodeAllocatableOverheadResources> overhead{};
-  std::string resourceClaimName{};
+  ::kcm::api::String resourceClaimName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Node> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PhotonPersistentDiskVolumeSource {
-  std::string fsType{};
-  std::string pdID{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::String pdID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PortworxVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   bool readOnly{};
-  std::string volumeID{};
+  ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct QuobyteVolumeSource {
-  std::string group{};
+  ::kcm::api::String group{};
   bool readOnly{};
-  std::string registry{};
-  std::string tenant{};
-  std::string user{};
-  std::string volume{};
+  ::kcm::api::String registry{};
+  ::kcm::api::String tenant{};
+  ::kcm::api::String user{};
+  ::kcm::api::String volume{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct RBDPersistentVolumeSource {
-  std::string fsType{};
-  std::string image{};
-  std::string keyring{};
-  std::vector<std::string> monitors{};
-  std::string pool{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::String image{};
+  ::kcm::api::String keyring{};
+  std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::String pool{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
-  std::string user{};
+  ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ScaleIOPersistentVolumeSource {
-  std::string fsType{};
-  std::string gateway{};
-  std::string protectionDomain{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::String gateway{};
+  ::kcm::api::String protectionDomain{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   bool sslEnabled{};
-  std::string storageMode{};
-  std::string storagePool{};
-  std::string system{};
-  std::string volumeName{};
+  ::kcm::api::String storageMode{};
+  ::kcm::api::String storagePool{};
+  ::kcm::api::String system{};
+  ::kcm::api::String volumeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageOSPersistentVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> secretRef{};
-  std::string volumeName{};
-  std::string volumeNamespace{};
+  ::kcm::api::String volumeName{};
+  ::kcm::api::String volumeNamespace{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1540,15 +1540,15 @@ struct VolumeNodeAffinity {
 };
 
 struct VsphereVirtualDiskVolumeSource {
-  std::string fsType{};
-  std::string storagePolicyID{};
-  std::string storagePolicyName{};
-  std::string volumePath{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::String storagePolicyID{};
+  ::kcm::api::String storagePolicyName{};
+  ::kcm::api::String volumePath{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeSpec {
-  std::vector<std::string> accessModes{};
+  std::vector<::kcm::api::String> accessModes{};
   ::kcm::api::Box<::kcm::api::core::v1::AWSElasticBlockStoreVolumeSource> awsElasticBlockStore{};
   ::kcm::api::Box<::kcm::api::core::v1::AzureDiskVolumeSource> azureDisk{};
   ::kcm::api::Box<::kcm::api::core::v1::AzureFilePersistentVolumeSource> azureFile{};
@@ -1565,34 +1565,34 @@ struct PersistentVolumeSpec {
   ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
   ::kcm::api::Box<::kcm::api::core::v1::ISCSIPersistentVolumeSource> iscsi{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalVolumeSource> local{};
-  std::vector<std::string> mountOptions{};
+  std::vector<::kcm::api::String> mountOptions{};
   ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
   ::kcm::api::Box<::kcm::api::core::v1::VolumeNodeAffinity> nodeAffinity{};
-  std::string persistentVolumeReclaimPolicy{};
+  ::kcm::api::String persistentVolumeReclaimPolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
   ::kcm::api::Box<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
   ::kcm::api::Box<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
   ::kcm::api::Box<::kcm::api::core::v1::RBDPersistentVolumeSource> rbd{};
   ::kcm::api::Box<::kcm::api::core::v1::ScaleIOPersistentVolumeSource> scaleIO{};
-  std::string storageClassName{};
+  ::kcm::api::String storageClassName{};
   ::kcm::api::Box<::kcm::api::core::v1::StorageOSPersistentVolumeSource> storageos{};
-  std::optional<std::string> volumeAttributesClassName{};
-  std::optional<std::string> volumeMode{};
+  std::optional<::kcm::api::String> volumeAttributesClassName{};
+  std::optional<::kcm::api::String> volumeMode{};
   ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeStatus {
   std::optional<::kcm::api::Time> lastPhaseTransitionTime{};
-  std::string message{};
-  std::string phase{};
-  std::string reason{};
+  ::kcm::api::String message{};
+  ::kcm::api::String phase{};
+  ::kcm::api::String reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolume {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PersistentVolumeSpec spec{};
   ::kcm::api::core::v1::PersistentVolumeStatus status{};
@@ -1602,17 +1602,17 @@ struct PersistentVolume {
 struct PersistentVolumeClaimCondition {
   ::kcm::api::Time lastProbeTime{};
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeHealthCondition {
-  std::string message{};
-  std::string reason{};
-  std::string status{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1623,21 +1623,21 @@ struct VolumeHealthStatus {
 };
 
 struct PersistentVolumeClaimStatus {
-  std::vector<std::string> accessModes{};
-  ::kcm::api::StringMap<std::string> allocatedResourceStatuses{};
+  std::vector<::kcm::api::String> accessModes{};
+  ::kcm::api::StringMap<::kcm::api::String> allocatedResourceStatuses{};
   ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   ::kcm::api::StringMap<::kcm::api::Quantity> capacity{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaimCondition> conditions{};
-  std::optional<std::string> currentVolumeAttributesClassName{};
+  std::optional<::kcm::api::String> currentVolumeAttributesClassName{};
   ::kcm::api::Box<::kcm::api::core::v1::VolumeHealthStatus> healthStatus{};
   ::kcm::api::Box<::kcm::api::core::v1::ModifyVolumeStatus> modifyVolumeStatus{};
-  std::string phase{};
+  ::kcm::api::String phase{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeClaim {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PersistentVolumeClaimSpec spec{};
   ::kcm::api::core::v1::PersistentVolumeClaimStatus status{};
@@ -1645,134 +1645,134 @@ struct PersistentVolumeClaim {
 };
 
 struct PersistentVolumeClaimList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaim> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeClaimVolumeSource {
-  std::string claimName{};
+  ::kcm::api::String claimName{};
   bool readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::PersistentVolume> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodDNSConfigOption {
-  std::string name{};
-  std::optional<std::string> value{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodDNSConfig {
-  std::vector<std::string> nameservers{};
+  std::vector<::kcm::api::String> nameservers{};
   std::vector<::kcm::api::core::v1::PodDNSConfigOption> options{};
-  std::vector<std::string> searches{};
+  std::vector<::kcm::api::String> searches{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodOS {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodReadinessGate {
-  std::string conditionType{};
+  ::kcm::api::String conditionType{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodResourceClaim {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  std::optional<std::string> resourceClaimTemplateName{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> resourceClaimName{};
+  std::optional<::kcm::api::String> resourceClaimTemplateName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodSchedulingGate {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodSchedulingGroup {
-  std::optional<std::string> podGroupName{};
+  std::optional<::kcm::api::String> podGroupName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Sysctl {
-  std::string name{};
-  std::string value{};
+  ::kcm::api::String name{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodSecurityContext {
   ::kcm::api::Box<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
   std::optional<int64_t> fsGroup{};
-  std::optional<std::string> fsGroupChangePolicy{};
+  std::optional<::kcm::api::String> fsGroupChangePolicy{};
   std::optional<int64_t> runAsGroup{};
   std::optional<bool> runAsNonRoot{};
   std::optional<int64_t> runAsUser{};
-  std::optional<std::string> seLinuxChangePolicy{};
+  std::optional<::kcm::api::String> seLinuxChangePolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
   ::kcm::api::Box<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
   std::vector<int64_t> supplementalGroups{};
-  std::optional<std::string> supplementalGroupsPolicy{};
+  std::optional<::kcm::api::String> supplementalGroupsPolicy{};
   std::vector<::kcm::api::core::v1::Sysctl> sysctls{};
   ::kcm::api::Box<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Toleration {
-  std::string effect{};
-  std::string key{};
-  std::string operator_{};
+  ::kcm::api::String effect{};
+  ::kcm::api::String key{};
+  ::kcm::api::String operator_{};
   std::optional<int64_t> tolerationSeconds{};
-  std::string value{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TopologySpreadConstraint {
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
-  std::vector<std::string> matchLabelKeys{};
+  std::vector<::kcm::api::String> matchLabelKeys{};
   int32_t maxSkew{};
   std::optional<int32_t> minDomains{};
-  std::optional<std::string> nodeAffinityPolicy{};
-  std::optional<std::string> nodeTaintsPolicy{};
-  std::string topologyKey{};
-  std::string whenUnsatisfiable{};
+  std::optional<::kcm::api::String> nodeAffinityPolicy{};
+  std::optional<::kcm::api::String> nodeTaintsPolicy{};
+  ::kcm::api::String topologyKey{};
+  ::kcm::api::String whenUnsatisfiable{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateProjection {
-  std::string certificateChainPath{};
-  std::string credentialBundlePath{};
-  std::string keyPath{};
-  std::string keyType{};
+  ::kcm::api::String certificateChainPath{};
+  ::kcm::api::String credentialBundlePath{};
+  ::kcm::api::String keyPath{};
+  ::kcm::api::String keyType{};
   std::optional<int32_t> maxExpirationSeconds{};
-  std::string signerName{};
+  ::kcm::api::String signerName{};
   std::optional<int64_t> user{};
-  ::kcm::api::StringMap<std::string> userAnnotations{};
+  ::kcm::api::StringMap<::kcm::api::String> userAnnotations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SecretProjection {
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceAccountTokenProjection {
-  std::string audience{};
+  ::kcm::api::String audience{};
   std::optional<int64_t> expirationSeconds{};
-  std::string path{};
+  ::kcm::api::String path{};
   std::optional<int64_t> user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1795,28 +1795,28 @@ struct ProjectedVolumeSource {
 };
 
 struct RBDVolumeSource {
-  std::string fsType{};
-  std::string image{};
-  std::string keyring{};
-  std::vector<std::string> monitors{};
-  std::string pool{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::String image{};
+  ::kcm::api::String keyring{};
+  std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::String pool{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string user{};
+  ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ScaleIOVolumeSource {
-  std::string fsType{};
-  std::string gateway{};
-  std::string protectionDomain{};
+  ::kcm::api::String fsType{};
+  ::kcm::api::String gateway{};
+  ::kcm::api::String protectionDomain{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   bool sslEnabled{};
-  std::string storageMode{};
-  std::string storagePool{};
-  std::string system{};
-  std::string volumeName{};
+  ::kcm::api::String storageMode{};
+  ::kcm::api::String storagePool{};
+  ::kcm::api::String system{};
+  ::kcm::api::String volumeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1825,16 +1825,16 @@ struct SecretVolumeSource {
   std::optional<int64_t> defaultUser{};
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
   std::optional<bool> optional{};
-  std::string secretName{};
+  ::kcm::api::String secretName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageOSVolumeSource {
-  std::string fsType{};
+  ::kcm::api::String fsType{};
   bool readOnly{};
   ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
-  std::string volumeName{};
-  std::string volumeNamespace{};
+  ::kcm::api::String volumeName{};
+  ::kcm::api::String volumeNamespace{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1858,7 +1858,7 @@ struct Volume {
   ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
   ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeSource> image{};
   ::kcm::api::Box<::kcm::api::core::v1::ISCSIVolumeSource> iscsi{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
   ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeClaimVolumeSource> persistentVolumeClaim{};
   ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
@@ -1879,7 +1879,7 @@ struct PodSpec {
   std::optional<bool> automountServiceAccountToken{};
   std::vector<::kcm::api::core::v1::Container> containers{};
   ::kcm::api::Box<::kcm::api::core::v1::PodDNSConfig> dnsConfig{};
-  std::string dnsPolicy{};
+  ::kcm::api::String dnsPolicy{};
   std::optional<bool> enableServiceLinks{};
   std::vector<::kcm::api::core::v1::EphemeralContainer> ephemeralContainers{};
   std::vector<::kcm::api::core::v1::EvictionResponder> evictionResponders{};
@@ -1888,31 +1888,31 @@ struct PodSpec {
   bool hostNetwork{};
   bool hostPID{};
   std::optional<bool> hostUsers{};
-  std::string hostname{};
-  std::optional<std::string> hostnameOverride{};
+  ::kcm::api::String hostname{};
+  std::optional<::kcm::api::String> hostnameOverride{};
   std::vector<::kcm::api::core::v1::LocalObjectReference> imagePullSecrets{};
   std::vector<::kcm::api::core::v1::Container> initContainers{};
-  std::string nodeName{};
-  ::kcm::api::StringMap<std::string> nodeSelector{};
+  ::kcm::api::String nodeName{};
+  ::kcm::api::StringMap<::kcm::api::String> nodeSelector{};
   ::kcm::api::Box<::kcm::api::core::v1::PodOS> os{};
   ::kcm::api::StringMap<::kcm::api::Quantity> overhead{};
-  std::optional<std::string> preemptionPolicy{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
   std::optional<int32_t> priority{};
-  std::string priorityClassName{};
+  ::kcm::api::String priorityClassName{};
   std::vector<::kcm::api::core::v1::PodReadinessGate> readinessGates{};
   std::vector<::kcm::api::core::v1::PodResourceClaim> resourceClaims{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
-  std::string restartPolicy{};
-  std::optional<std::string> runtimeClassName{};
-  std::string schedulerName{};
+  ::kcm::api::String restartPolicy{};
+  std::optional<::kcm::api::String> runtimeClassName{};
+  ::kcm::api::String schedulerName{};
   std::vector<::kcm::api::core::v1::PodSchedulingGate> schedulingGates{};
   ::kcm::api::Box<::kcm::api::core::v1::PodSchedulingGroup> schedulingGroup{};
   ::kcm::api::Box<::kcm::api::core::v1::PodSecurityContext> securityContext{};
-  std::string serviceAccount{};
-  std::string serviceAccountName{};
+  ::kcm::api::String serviceAccount{};
+  ::kcm::api::String serviceAccountName{};
   std::optional<bool> setHostnameAsFQDN{};
   std::optional<bool> shareProcessNamespace{};
-  std::string subdomain{};
+  ::kcm::api::String subdomain{};
   std::optional<int64_t> terminationGracePeriodSeconds{};
   std::vector<::kcm::api::core::v1::Toleration> tolerations{};
   std::vector<::kcm::api::core::v1::TopologySpreadConstraint> topologySpreadConstraints{};
@@ -1923,35 +1923,35 @@ struct PodSpec {
 struct PodCondition {
   ::kcm::api::Time lastProbeTime{};
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
+  ::kcm::api::String message{};
   int64_t observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodExtendedResourceClaimStatus {
   std::vector<::kcm::api::core::v1::ContainerExtendedResourceRequest> requestMappings{};
-  std::string resourceClaimName{};
+  ::kcm::api::String resourceClaimName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodIP {
-  std::string ip{};
+  ::kcm::api::String ip{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodResourceClaimStatus {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> resourceClaimName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodVolumeHealth {
   std::vector<::kcm::api::core::v1::VolumeHealthCondition> healthConditions{};
   ::kcm::api::Time lastTransitionTime{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1961,19 +1961,19 @@ struct PodStatus {
   std::vector<::kcm::api::core::v1::ContainerStatus> containerStatuses{};
   std::vector<::kcm::api::core::v1::ContainerStatus> ephemeralContainerStatuses{};
   ::kcm::api::Box<::kcm::api::core::v1::PodExtendedResourceClaimStatus> extendedResourceClaimStatus{};
-  std::string hostIP{};
+  ::kcm::api::String hostIP{};
   std::vector<::kcm::api::core::v1::HostIP> hostIPs{};
   std::vector<::kcm::api::core::v1::ContainerStatus> initContainerStatuses{};
-  std::string message{};
+  ::kcm::api::String message{};
   std::vector<::kcm::api::core::v1::NodeAllocatableResourceClaimStatus> nodeAllocatableResourceClaimStatuses{};
-  std::string nominatedNodeName{};
+  ::kcm::api::String nominatedNodeName{};
   int64_t observedGeneration{};
-  std::string phase{};
-  std::string podIP{};
+  ::kcm::api::String phase{};
+  ::kcm::api::String podIP{};
   std::vector<::kcm::api::core::v1::PodIP> podIPs{};
-  std::string qosClass{};
-  std::string reason{};
-  std::string resize{};
+  ::kcm::api::String qosClass{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String resize{};
   std::vector<::kcm::api::core::v1::PodResourceClaimStatus> resourceClaimStatuses{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   std::optional<::kcm::api::Time> startTime{};
@@ -1982,8 +1982,8 @@ struct PodStatus {
 };
 
 struct Pod {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PodSpec spec{};
   ::kcm::api::core::v1::PodStatus status{};
@@ -1991,9 +1991,9 @@ struct Pod {
 };
 
 struct PodList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Pod> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -2005,17 +2005,17 @@ struct PodTemplateSpec {
 };
 
 struct PodTemplate {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodTemplateList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::PodTemplate> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -2023,17 +2023,17 @@ struct PodTemplateList {
 struct ReplicationControllerSpec {
   int32_t minReadySeconds{};
   std::optional<int32_t> replicas{};
-  ::kcm::api::StringMap<std::string> selector{};
+  ::kcm::api::StringMap<::kcm::api::String> selector{};
   ::kcm::api::Box<::kcm::api::core::v1::PodTemplateSpec> template_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ReplicationControllerCondition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2048,8 +2048,8 @@ struct ReplicationControllerStatus {
 };
 
 struct ReplicationController {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ReplicationControllerSpec spec{};
   ::kcm::api::core::v1::ReplicationControllerStatus status{};
@@ -2057,17 +2057,17 @@ struct ReplicationController {
 };
 
 struct ReplicationControllerList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ReplicationController> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ScopedResourceSelectorRequirement {
-  std::string operator_{};
-  std::string scopeName{};
-  std::vector<std::string> values{};
+  ::kcm::api::String operator_{};
+  ::kcm::api::String scopeName{};
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2079,7 +2079,7 @@ struct ScopeSelector {
 struct ResourceQuotaSpec {
   ::kcm::api::StringMap<::kcm::api::Quantity> hard{};
   ::kcm::api::Box<::kcm::api::core::v1::ScopeSelector> scopeSelector{};
-  std::vector<std::string> scopes{};
+  std::vector<::kcm::api::String> scopes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2090,8 +2090,8 @@ struct ResourceQuotaStatus {
 };
 
 struct ResourceQuota {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ResourceQuotaSpec spec{};
   ::kcm::api::core::v1::ResourceQuotaStatus status{};
@@ -2099,38 +2099,38 @@ struct ResourceQuota {
 };
 
 struct ResourceQuotaList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ResourceQuota> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Secret {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   ::kcm::api::StringMap<std::string> data{};
   std::optional<bool> immutable{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::StringMap<std::string> stringData{};
-  std::string type{};
+  ::kcm::api::StringMap<::kcm::api::String> stringData{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SecretList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Secret> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServicePort {
-  std::optional<std::string> appProtocol{};
-  std::string name{};
+  std::optional<::kcm::api::String> appProtocol{};
+  ::kcm::api::String name{};
   int32_t nodePort{};
   int32_t port{};
-  std::string protocol{};
+  ::kcm::api::String protocol{};
   ::kcm::api::IntOrString targetPort{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -2142,25 +2142,25 @@ struct SessionAffinityConfig {
 
 struct ServiceSpec {
   std::optional<bool> allocateLoadBalancerNodePorts{};
-  std::string clusterIP{};
-  std::vector<std::string> clusterIPs{};
-  std::vector<std::string> externalIPs{};
-  std::string externalName{};
-  std::string externalTrafficPolicy{};
+  ::kcm::api::String clusterIP{};
+  std::vector<::kcm::api::String> clusterIPs{};
+  std::vector<::kcm::api::String> externalIPs{};
+  ::kcm::api::String externalName{};
+  ::kcm::api::String externalTrafficPolicy{};
   int32_t healthCheckNodePort{};
-  std::optional<std::string> internalTrafficPolicy{};
-  std::vector<std::string> ipFamilies{};
-  std::optional<std::string> ipFamilyPolicy{};
-  std::optional<std::string> loadBalancerClass{};
-  std::string loadBalancerIP{};
-  std::vector<std::string> loadBalancerSourceRanges{};
+  std::optional<::kcm::api::String> internalTrafficPolicy{};
+  std::vector<::kcm::api::String> ipFamilies{};
+  std::optional<::kcm::api::String> ipFamilyPolicy{};
+  std::optional<::kcm::api::String> loadBalancerClass{};
+  ::kcm::api::String loadBalancerIP{};
+  std::vector<::kcm::api::String> loadBalancerSourceRanges{};
   std::vector<::kcm::api::core::v1::ServicePort> ports{};
   bool publishNotReadyAddresses{};
-  ::kcm::api::StringMap<std::string> selector{};
-  std::string sessionAffinity{};
+  ::kcm::api::StringMap<::kcm::api::String> selector{};
+  ::kcm::api::String sessionAffinity{};
   ::kcm::api::Box<::kcm::api::core::v1::SessionAffinityConfig> sessionAffinityConfig{};
-  std::optional<std::string> trafficDistribution{};
-  std::string type{};
+  std::optional<::kcm::api::String> trafficDistribution{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2171,8 +2171,8 @@ struct ServiceStatus {
 };
 
 struct Service {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ServiceSpec spec{};
   ::kcm::api::core::v1::ServiceStatus status{};
@@ -2180,34 +2180,34 @@ struct Service {
 };
 
 struct ServiceAccount {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::optional<bool> automountServiceAccountToken{};
   std::vector<::kcm::api::core::v1::LocalObjectReference> imagePullSecrets{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::core::v1::ObjectReference> secrets{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceAccountList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ServiceAccount> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Service> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TopologySelectorLabelRequirement {
-  std::string key{};
-  std::vector<std::string> values{};
+  ::kcm::api::String key{};
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -7,7 +7,55 @@ namespace kcm::api::core::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GRPCAction& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 4:
+        if (key == "mode") {
+          if (isNull(val)) { out.mode.reset(); continue; }
+          auto& t = out.mode.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        if (key == "port") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.port)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "service") {
+          if (isNull(val)) { out.service.reset(); continue; }
+          auto& t = out.service.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const GRPCAction& in) {
+  w.beginObject();
+  if (in.mode) { w.key("mode"); encodeValue(w, *in.mode); }
+  w.key("port"); encodeValue(w, in.port);
+  if (in.service) { w.key("service"); encodeValue(w, *in.service); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, Probe& out) {
   ::simdjson::ondemand::object obj;
@@ -214,7 +262,7 @@ void encodeValue(JsonWriter& w, const ResourceRequirements& in) {
         }
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         if (key == "user") {
@@ -260,7 +308,7 @@ void encodeValue(JsonWriter& w, const SELinuxOptions& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -540,7 +588,7 @@ void encodeValue(JsonWriter& w, const VolumeDevice& in) {
       case 9:
         if (key == "mountPath") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.mountPath)) return e;
+          if (auto e = decodeInterned(val, out.mountPath)) return e;
           continue;
         }
         break;
@@ -554,7 +602,7 @@ void encodeValue(JsonWriter& w, const VolumeDevice& in) {
       case 16:
         if (key == "bindMountOptions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindMountOptions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.bindMountOptions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "mountPropagation") {
@@ -582,7 +630,7 @@ void encodeValue(JsonWriter& w, const VolumeDevice& in) {
 
 void encodeValue(JsonWriter& w, const VolumeMount& in) {
   w.beginObject();
-  if (!(in.bindMountOptions.empty())) { w.key("bindMountOptions"); encodeArray(w, in.bindMountOptions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.bindMountOptions.empty())) { w.key("bindMountOptions"); encodeArray(w, in.bindMountOptions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("mountPath"); encodeValue(w, in.mountPath);
   if (in.mountPropagation) { w.key("mountPropagation"); encodeValue(w, *in.mountPropagation); }
   w.key("name"); encodeValue(w, in.name);
@@ -618,7 +666,7 @@ void encodeValue(JsonWriter& w, const VolumeMount& in) {
       case 4:
         if (key == "args") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.args, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.args, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "name") {
@@ -630,7 +678,7 @@ void encodeValue(JsonWriter& w, const VolumeMount& in) {
       case 5:
         if (key == "image") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
+          if (auto e = decodeInterned(val, out.image)) return e;
           continue;
         }
         if (key == "ports") {
@@ -647,7 +695,7 @@ void encodeValue(JsonWriter& w, const VolumeMount& in) {
       case 7:
         if (key == "command") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "envFrom") {
@@ -749,7 +797,7 @@ void encodeValue(JsonWriter& w, const VolumeMount& in) {
       case 22:
         if (key == "terminationMessagePath") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.terminationMessagePath)) return e;
+          if (auto e = decodeInterned(val, out.terminationMessagePath)) return e;
           continue;
         }
         break;
@@ -770,8 +818,8 @@ void encodeValue(JsonWriter& w, const VolumeMount& in) {
 
 void encodeValue(JsonWriter& w, const Container& in) {
   w.beginObject();
-  if (!(in.args.empty())) { w.key("args"); encodeArray(w, in.args, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.args.empty())) { w.key("args"); encodeArray(w, in.args, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.env.empty())) { w.key("env"); encodeArray(w, in.env, [](JsonWriter& w, const ::kcm::api::core::v1::EnvVar& x) { encodeValue(w, x); }); }
   if (!(in.envFrom.empty())) { w.key("envFrom"); encodeArray(w, in.envFrom, [](JsonWriter& w, const ::kcm::api::core::v1::EnvFromSource& x) { encodeValue(w, x); }); }
   if (!(in.image.empty())) { w.key("image"); encodeValue(w, in.image); }
@@ -858,7 +906,7 @@ void encodeValue(JsonWriter& w, const ContainerExtendedResourceRequest& in) {
       case 5:
         if (key == "names") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.names, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.names, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -879,7 +927,7 @@ void encodeValue(JsonWriter& w, const ContainerExtendedResourceRequest& in) {
 
 void encodeValue(JsonWriter& w, const ContainerImage& in) {
   w.beginObject();
-  w.key("names"); encodeArray(w, in.names, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("names"); encodeArray(w, in.names, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (!(in.sizeBytes == int64_t{})) { w.key("sizeBytes"); encodeValue(w, in.sizeBytes); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -928,7 +976,7 @@ void encodeValue(JsonWriter& w, const ContainerStateRunning& in) {
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "signal") {
@@ -1005,7 +1053,7 @@ void encodeValue(JsonWriter& w, const ContainerStateTerminated& in) {
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         break;
@@ -1333,7 +1381,7 @@ void encodeValue(JsonWriter& w, const VolumeStatus& in) {
       case 9:
         if (key == "mountPath") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.mountPath)) return e;
+          if (auto e = decodeInterned(val, out.mountPath)) return e;
           continue;
         }
         break;
@@ -1397,7 +1445,7 @@ void encodeValue(JsonWriter& w, const VolumeMountStatus& in) {
       case 5:
         if (key == "image") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
+          if (auto e = decodeInterned(val, out.image)) return e;
           continue;
         }
         if (key == "ready") {
@@ -1414,7 +1462,7 @@ void encodeValue(JsonWriter& w, const VolumeMountStatus& in) {
       case 7:
         if (key == "imageID") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.imageID)) return e;
+          if (auto e = decodeInterned(val, out.imageID)) return e;
           continue;
         }
         if (key == "started") {
@@ -1753,7 +1801,7 @@ void encodeValue(JsonWriter& w, const EmptyDirVolumeSource& in) {
         if (key == "nodeName") {
           if (isNull(val)) { out.nodeName.reset(); continue; }
           auto& t = out.nodeName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -1896,7 +1944,7 @@ void encodeValue(JsonWriter& w, const EndpointSubset& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1917,7 +1965,7 @@ void encodeValue(JsonWriter& w, const EndpointSubset& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1951,7 +1999,7 @@ void encodeValue(JsonWriter& w, const Endpoints& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1972,7 +2020,7 @@ void encodeValue(JsonWriter& w, const Endpoints& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2018,7 +2066,7 @@ void encodeValue(JsonWriter& w, const EndpointsList& in) {
       case 4:
         if (key == "args") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.args, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.args, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "name") {
@@ -2030,7 +2078,7 @@ void encodeValue(JsonWriter& w, const EndpointsList& in) {
       case 5:
         if (key == "image") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
+          if (auto e = decodeInterned(val, out.image)) return e;
           continue;
         }
         if (key == "ports") {
@@ -2047,7 +2095,7 @@ void encodeValue(JsonWriter& w, const EndpointsList& in) {
       case 7:
         if (key == "command") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.command, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "envFrom") {
@@ -2156,7 +2204,7 @@ void encodeValue(JsonWriter& w, const EndpointsList& in) {
       case 22:
         if (key == "terminationMessagePath") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.terminationMessagePath)) return e;
+          if (auto e = decodeInterned(val, out.terminationMessagePath)) return e;
           continue;
         }
         break;
@@ -2177,8 +2225,8 @@ void encodeValue(JsonWriter& w, const EndpointsList& in) {
 
 void encodeValue(JsonWriter& w, const EphemeralContainer& in) {
   w.beginObject();
-  if (!(in.args.empty())) { w.key("args"); encodeArray(w, in.args, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.args.empty())) { w.key("args"); encodeArray(w, in.args, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.command.empty())) { w.key("command"); encodeArray(w, in.command, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.env.empty())) { w.key("env"); encodeArray(w, in.env, [](JsonWriter& w, const ::kcm::api::core::v1::EnvVar& x) { encodeValue(w, x); }); }
   if (!(in.envFrom.empty())) { w.key("envFrom"); encodeArray(w, in.envFrom, [](JsonWriter& w, const ::kcm::api::core::v1::EnvFromSource& x) { encodeValue(w, x); }); }
   if (!(in.image.empty())) { w.key("image"); encodeValue(w, in.image); }
@@ -2219,7 +2267,7 @@ void encodeValue(JsonWriter& w, const EphemeralContainer& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -2265,7 +2313,7 @@ void encodeValue(JsonWriter& w, const TypedLocalObjectReference& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -2286,7 +2334,7 @@ void encodeValue(JsonWriter& w, const TypedLocalObjectReference& in) {
         if (key == "namespace") {
           if (isNull(val)) { out.namespace_.reset(); continue; }
           auto& t = out.namespace_.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -2393,7 +2441,7 @@ void encodeValue(JsonWriter& w, const VolumeResourceRequirements& in) {
       case 11:
         if (key == "accessModes") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2409,7 +2457,7 @@ void encodeValue(JsonWriter& w, const VolumeResourceRequirements& in) {
         if (key == "storageClassName") {
           if (isNull(val)) { out.storageClassName.reset(); continue; }
           auto& t = out.storageClassName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -2431,7 +2479,7 @@ void encodeValue(JsonWriter& w, const VolumeResourceRequirements& in) {
 
 void encodeValue(JsonWriter& w, const PersistentVolumeClaimSpec& in) {
   w.beginObject();
-  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.dataSource) { w.key("dataSource"); encodeValue(w, *in.dataSource); }
   if (in.dataSourceRef) { w.key("dataSourceRef"); encodeValue(w, *in.dataSourceRef); }
   w.key("resources"); encodeValue(w, in.resources);
@@ -2605,12 +2653,12 @@ void encodeValue(JsonWriter& w, const EventSource& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -2629,7 +2677,7 @@ void encodeValue(JsonWriter& w, const EventSource& in) {
         }
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "series") {
@@ -2674,7 +2722,7 @@ void encodeValue(JsonWriter& w, const EventSource& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2754,7 +2802,7 @@ void encodeValue(JsonWriter& w, const Event& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2775,7 +2823,7 @@ void encodeValue(JsonWriter& w, const Event& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2857,7 +2905,7 @@ void encodeValue(JsonWriter& w, const EvictionResponder& in) {
       case 5:
         if (key == "wwids") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.wwids, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.wwids, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2878,7 +2926,7 @@ void encodeValue(JsonWriter& w, const EvictionResponder& in) {
       case 10:
         if (key == "targetWWNs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.targetWWNs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.targetWWNs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2895,8 +2943,8 @@ void encodeValue(JsonWriter& w, const FCVolumeSource& in) {
   if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
   if (in.lun) { w.key("lun"); encodeValue(w, *in.lun); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (!(in.targetWWNs.empty())) { w.key("targetWWNs"); encodeArray(w, in.targetWWNs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.wwids.empty())) { w.key("wwids"); encodeArray(w, in.wwids, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.targetWWNs.empty())) { w.key("targetWWNs"); encodeArray(w, in.targetWWNs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.wwids.empty())) { w.key("wwids"); encodeArray(w, in.wwids, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2913,7 +2961,7 @@ void encodeValue(JsonWriter& w, const FCVolumeSource& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         if (key == "fsType") {
@@ -2925,7 +2973,7 @@ void encodeValue(JsonWriter& w, const FCVolumeSource& in) {
       case 7:
         if (key == "options") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.options, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.options, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -2956,69 +3004,7 @@ void encodeValue(JsonWriter& w, const FlexPersistentVolumeSource& in) {
   w.beginObject();
   w.key("driver"); encodeValue(w, in.driver);
   if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  if (!(in.options.empty())) { w.key("options"); encodeMap(w, in.options, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
-  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
-  in.unknownFields.emit(w);
-  w.endObject();
-}
-
-::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FlexVolumeSource& out) {
-  ::simdjson::ondemand::object obj;
-  if (auto e = v.get_object().get(obj)) return e;
-  for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    ::simdjson::ondemand::value val;
-    if (auto e = field.value().get(val)) return e;
-    switch (key.size()) {
-      case 6:
-        if (key == "driver") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
-          continue;
-        }
-        if (key == "fsType") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.fsType)) return e;
-          continue;
-        }
-        break;
-      case 7:
-        if (key == "options") {
-          if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.options, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
-          continue;
-        }
-        break;
-      case 8:
-        if (key == "readOnly") {
-          if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.readOnly)) return e;
-          continue;
-        }
-        break;
-      case 9:
-        if (key == "secretRef") {
-          if (isNull(val)) { out.secretRef.reset(); continue; }
-          auto& t = out.secretRef.emplace();
-          if (auto e = decodeValue(val, t)) return e;
-          continue;
-        }
-        break;
-      default:
-        break;
-    }
-    if (auto e = out.unknownFields.capture(key, val)) return e;
-  }
-  return ::simdjson::SUCCESS;
-}
-
-void encodeValue(JsonWriter& w, const FlexVolumeSource& in) {
-  w.beginObject();
-  w.key("driver"); encodeValue(w, in.driver);
-  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
-  if (!(in.options.empty())) { w.key("options"); encodeMap(w, in.options, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.options.empty())) { w.key("options"); encodeMap(w, in.options, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
   in.unknownFields.emit(w);

@@ -7,7 +7,70 @@ namespace kcm::api::core::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
+
+::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FlexVolumeSource& out) {
+  ::simdjson::ondemand::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    ::simdjson::ondemand::value val;
+    if (auto e = field.value().get(val)) return e;
+    switch (key.size()) {
+      case 6:
+        if (key == "driver") {
+          if (isNull(val)) continue;
+          if (auto e = decodeInterned(val, out.driver)) return e;
+          continue;
+        }
+        if (key == "fsType") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.fsType)) return e;
+          continue;
+        }
+        break;
+      case 7:
+        if (key == "options") {
+          if (isNull(val)) continue;
+          if (auto e = decodeMap(val, out.options, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
+          continue;
+        }
+        break;
+      case 8:
+        if (key == "readOnly") {
+          if (isNull(val)) continue;
+          if (auto e = decodeValue(val, out.readOnly)) return e;
+          continue;
+        }
+        break;
+      case 9:
+        if (key == "secretRef") {
+          if (isNull(val)) { out.secretRef.reset(); continue; }
+          auto& t = out.secretRef.emplace();
+          if (auto e = decodeValue(val, t)) return e;
+          continue;
+        }
+        break;
+      default:
+        break;
+    }
+    if (auto e = out.unknownFields.capture(key, val)) return e;
+  }
+  return ::simdjson::SUCCESS;
+}
+
+void encodeValue(JsonWriter& w, const FlexVolumeSource& in) {
+  w.beginObject();
+  w.key("driver"); encodeValue(w, in.driver);
+  if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
+  if (!(in.options.empty())) { w.key("options"); encodeMap(w, in.options, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
+  if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
+  in.unknownFields.emit(w);
+  w.endObject();
+}
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, FlockerVolumeSource& out) {
   ::simdjson::ondemand::object obj;
@@ -268,7 +331,7 @@ void encodeValue(JsonWriter& w, const GlusterfsVolumeSource& in) {
       case 9:
         if (key == "hostnames") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.hostnames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.hostnames, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -282,7 +345,7 @@ void encodeValue(JsonWriter& w, const GlusterfsVolumeSource& in) {
 
 void encodeValue(JsonWriter& w, const HostAlias& in) {
   w.beginObject();
-  if (!(in.hostnames.empty())) { w.key("hostnames"); encodeArray(w, in.hostnames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.hostnames.empty())) { w.key("hostnames"); encodeArray(w, in.hostnames, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("ip"); encodeValue(w, in.ip);
   in.unknownFields.emit(w);
   w.endObject();
@@ -337,7 +400,7 @@ void encodeValue(JsonWriter& w, const HostIP& in) {
         if (key == "type") {
           if (isNull(val)) { out.type.reset(); continue; }
           auto& t = out.type.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -388,7 +451,7 @@ void encodeValue(JsonWriter& w, const HostPathVolumeSource& in) {
       case 7:
         if (key == "portals") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -460,7 +523,7 @@ void encodeValue(JsonWriter& w, const ISCSIPersistentVolumeSource& in) {
   w.key("iqn"); encodeValue(w, in.iqn);
   if (!(in.iscsiInterface.empty())) { w.key("iscsiInterface"); encodeValue(w, in.iscsiInterface); }
   w.key("lun"); encodeValue(w, in.lun);
-  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
   w.key("targetPortal"); encodeValue(w, in.targetPortal);
@@ -499,7 +562,7 @@ void encodeValue(JsonWriter& w, const ISCSIPersistentVolumeSource& in) {
       case 7:
         if (key == "portals") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.portals, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -571,7 +634,7 @@ void encodeValue(JsonWriter& w, const ISCSIVolumeSource& in) {
   w.key("iqn"); encodeValue(w, in.iqn);
   if (!(in.iscsiInterface.empty())) { w.key("iscsiInterface"); encodeValue(w, in.iscsiInterface); }
   w.key("lun"); encodeValue(w, in.lun);
-  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.portals.empty())) { w.key("portals"); encodeArray(w, in.portals, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
   w.key("targetPortal"); encodeValue(w, in.targetPortal);
@@ -642,7 +705,7 @@ void encodeValue(JsonWriter& w, const ImageVolumeSource& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -730,7 +793,7 @@ void encodeValue(JsonWriter& w, const LimitRangeSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -749,7 +812,7 @@ void encodeValue(JsonWriter& w, const LimitRangeSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -783,7 +846,7 @@ void encodeValue(JsonWriter& w, const LimitRange& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -804,7 +867,7 @@ void encodeValue(JsonWriter& w, const LimitRange& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1099,7 +1162,7 @@ void encodeValue(JsonWriter& w, const NFSVolumeSource& in) {
       case 10:
         if (key == "finalizers") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.finalizers, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.finalizers, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1113,7 +1176,7 @@ void encodeValue(JsonWriter& w, const NFSVolumeSource& in) {
 
 void encodeValue(JsonWriter& w, const NamespaceSpec& in) {
   w.beginObject();
-  if (!(in.finalizers.empty())) { w.key("finalizers"); encodeArray(w, in.finalizers, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.finalizers.empty())) { w.key("finalizers"); encodeArray(w, in.finalizers, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1130,14 +1193,14 @@ void encodeValue(JsonWriter& w, const NamespaceSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -1230,7 +1293,7 @@ void encodeValue(JsonWriter& w, const NamespaceStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1256,7 +1319,7 @@ void encodeValue(JsonWriter& w, const NamespaceStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1291,7 +1354,7 @@ void encodeValue(JsonWriter& w, const Namespace& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1312,7 +1375,7 @@ void encodeValue(JsonWriter& w, const Namespace& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1378,7 +1441,7 @@ void encodeValue(JsonWriter& w, const NodeConfigSource& in) {
       case 23:
         if (key == "disableResizePreemption") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.disableResizePreemption, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.disableResizePreemption, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1392,7 +1455,7 @@ void encodeValue(JsonWriter& w, const NodeConfigSource& in) {
 
 void encodeValue(JsonWriter& w, const NodePodPreemptionPolicy& in) {
   w.beginObject();
-  if (!(in.disableResizePreemption.empty())) { w.key("disableResizePreemption"); encodeArray(w, in.disableResizePreemption, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.disableResizePreemption.empty())) { w.key("disableResizePreemption"); encodeArray(w, in.disableResizePreemption, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1409,7 +1472,7 @@ void encodeValue(JsonWriter& w, const NodePodPreemptionPolicy& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -1479,7 +1542,7 @@ void encodeValue(JsonWriter& w, const Taint& in) {
       case 8:
         if (key == "podCIDRs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.podCIDRs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.podCIDRs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1531,7 +1594,7 @@ void encodeValue(JsonWriter& w, const NodeSpec& in) {
   if (in.configSource) { w.key("configSource"); encodeValue(w, *in.configSource); }
   if (!(in.externalID.empty())) { w.key("externalID"); encodeValue(w, in.externalID); }
   if (!(in.podCIDR.empty())) { w.key("podCIDR"); encodeValue(w, in.podCIDR); }
-  if (!(in.podCIDRs.empty())) { w.key("podCIDRs"); encodeArray(w, in.podCIDRs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.podCIDRs.empty())) { w.key("podCIDRs"); encodeArray(w, in.podCIDRs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.podPreemptionPolicy) { w.key("podPreemptionPolicy"); encodeValue(w, *in.podPreemptionPolicy); }
   if (!(in.providerID.empty())) { w.key("providerID"); encodeValue(w, in.providerID); }
   if (!(in.taints.empty())) { w.key("taints"); encodeArray(w, in.taints, [](JsonWriter& w, const ::kcm::api::core::v1::Taint& x) { encodeValue(w, x); }); }
@@ -1552,7 +1615,7 @@ void encodeValue(JsonWriter& w, const NodeSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -1591,14 +1654,14 @@ void encodeValue(JsonWriter& w, const NodeAddress& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -2074,7 +2137,7 @@ void encodeValue(JsonWriter& w, const NodeSystemInfo& in) {
       case 12:
         if (key == "volumesInUse") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.volumesInUse, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.volumesInUse, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2098,7 +2161,7 @@ void encodeValue(JsonWriter& w, const NodeSystemInfo& in) {
       case 16:
         if (key == "declaredFeatures") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.declaredFeatures, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.declaredFeatures, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2118,14 +2181,14 @@ void encodeValue(JsonWriter& w, const NodeStatus& in) {
   if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::core::v1::NodeCondition& x) { encodeValue(w, x); }); }
   if (in.config) { w.key("config"); encodeValue(w, *in.config); }
   w.key("daemonEndpoints"); encodeValue(w, in.daemonEndpoints);
-  if (!(in.declaredFeatures.empty())) { w.key("declaredFeatures"); encodeArray(w, in.declaredFeatures, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.declaredFeatures.empty())) { w.key("declaredFeatures"); encodeArray(w, in.declaredFeatures, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.features) { w.key("features"); encodeValue(w, *in.features); }
   if (!(in.images.empty())) { w.key("images"); encodeArray(w, in.images, [](JsonWriter& w, const ::kcm::api::core::v1::ContainerImage& x) { encodeValue(w, x); }); }
   w.key("nodeInfo"); encodeValue(w, in.nodeInfo);
   if (!(in.phase.empty())) { w.key("phase"); encodeValue(w, in.phase); }
   if (!(in.runtimeHandlers.empty())) { w.key("runtimeHandlers"); encodeArray(w, in.runtimeHandlers, [](JsonWriter& w, const ::kcm::api::core::v1::NodeRuntimeHandler& x) { encodeValue(w, x); }); }
   if (!(in.volumesAttached.empty())) { w.key("volumesAttached"); encodeArray(w, in.volumesAttached, [](JsonWriter& w, const ::kcm::api::core::v1::AttachedVolume& x) { encodeValue(w, x); }); }
-  if (!(in.volumesInUse.empty())) { w.key("volumesInUse"); encodeArray(w, in.volumesInUse, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.volumesInUse.empty())) { w.key("volumesInUse"); encodeArray(w, in.volumesInUse, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2142,7 +2205,7 @@ void encodeValue(JsonWriter& w, const NodeStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -2168,7 +2231,7 @@ void encodeValue(JsonWriter& w, const NodeStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2306,7 +2369,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableOverheadResources& in) {
       case 10:
         if (key == "containers") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.containers, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.containers, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2327,7 +2390,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableOverheadResources& in) {
 
 void encodeValue(JsonWriter& w, const NodeAllocatableResourceClaimStatus& in) {
   w.beginObject();
-  if (!(in.containers.empty())) { w.key("containers"); encodeArray(w, in.containers, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.containers.empty())) { w.key("containers"); encodeArray(w, in.containers, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.mapping.empty())) { w.key("mapping"); encodeArray(w, in.mapping, [](JsonWriter& w, const ::kcm::api::core::v1::NodeAllocatableMappedResources& x) { encodeValue(w, x); }); }
   if (!(in.overhead.empty())) { w.key("overhead"); encodeArray(w, in.overhead, [](JsonWriter& w, const ::kcm::api::core::v1::NodeAllocatableOverheadResources& x) { encodeValue(w, x); }); }
   w.key("resourceClaimName"); encodeValue(w, in.resourceClaimName);
@@ -2347,7 +2410,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResourceClaimStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2368,7 +2431,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResourceClaimStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2565,7 +2628,7 @@ void encodeValue(JsonWriter& w, const QuobyteVolumeSource& in) {
       case 5:
         if (key == "image") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
+          if (auto e = decodeInterned(val, out.image)) return e;
           continue;
         }
         break;
@@ -2586,7 +2649,7 @@ void encodeValue(JsonWriter& w, const QuobyteVolumeSource& in) {
       case 8:
         if (key == "monitors") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "readOnly") {
@@ -2616,7 +2679,7 @@ void encodeValue(JsonWriter& w, const RBDPersistentVolumeSource& in) {
   if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
   w.key("image"); encodeValue(w, in.image);
   if (!(in.keyring.empty())) { w.key("keyring"); encodeValue(w, in.keyring); }
-  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (!(in.pool.empty())) { w.key("pool"); encodeValue(w, in.pool); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
@@ -3021,14 +3084,14 @@ void encodeValue(JsonWriter& w, const VsphereVirtualDiskVolumeSource& in) {
       case 11:
         if (key == "accessModes") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 12:
         if (key == "mountOptions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.mountOptions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.mountOptions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "nodeAffinity") {
@@ -3057,7 +3120,7 @@ void encodeValue(JsonWriter& w, const VsphereVirtualDiskVolumeSource& in) {
       case 16:
         if (key == "storageClassName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.storageClassName)) return e;
+          if (auto e = decodeInterned(val, out.storageClassName)) return e;
           continue;
         }
         break;
@@ -3108,7 +3171,7 @@ void encodeValue(JsonWriter& w, const VsphereVirtualDiskVolumeSource& in) {
 
 void encodeValue(JsonWriter& w, const PersistentVolumeSpec& in) {
   w.beginObject();
-  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.awsElasticBlockStore) { w.key("awsElasticBlockStore"); encodeValue(w, *in.awsElasticBlockStore); }
   if (in.azureDisk) { w.key("azureDisk"); encodeValue(w, *in.azureDisk); }
   if (in.azureFile) { w.key("azureFile"); encodeValue(w, *in.azureFile); }
@@ -3125,7 +3188,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeSpec& in) {
   if (in.hostPath) { w.key("hostPath"); encodeValue(w, *in.hostPath); }
   if (in.iscsi) { w.key("iscsi"); encodeValue(w, *in.iscsi); }
   if (in.local) { w.key("local"); encodeValue(w, *in.local); }
-  if (!(in.mountOptions.empty())) { w.key("mountOptions"); encodeArray(w, in.mountOptions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.mountOptions.empty())) { w.key("mountOptions"); encodeArray(w, in.mountOptions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.nfs) { w.key("nfs"); encodeValue(w, *in.nfs); }
   if (in.nodeAffinity) { w.key("nodeAffinity"); encodeValue(w, *in.nodeAffinity); }
   if (!(in.persistentVolumeReclaimPolicy.empty())) { w.key("persistentVolumeReclaimPolicy"); encodeValue(w, in.persistentVolumeReclaimPolicy); }

@@ -7,6 +7,7 @@ namespace kcm::api::core::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PersistentVolumeStatus& out) {
@@ -28,7 +29,7 @@ using ::kcm::api::codec::encodeValue;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         break;
@@ -77,7 +78,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -103,7 +104,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -138,14 +139,14 @@ void encodeValue(JsonWriter& w, const PersistentVolume& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -207,7 +208,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaimCondition& in) {
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -312,7 +313,7 @@ void encodeValue(JsonWriter& w, const VolumeHealthStatus& in) {
       case 11:
         if (key == "accessModes") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.accessModes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -340,7 +341,7 @@ void encodeValue(JsonWriter& w, const VolumeHealthStatus& in) {
       case 25:
         if (key == "allocatedResourceStatuses") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.allocatedResourceStatuses, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.allocatedResourceStatuses, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -362,8 +363,8 @@ void encodeValue(JsonWriter& w, const VolumeHealthStatus& in) {
 
 void encodeValue(JsonWriter& w, const PersistentVolumeClaimStatus& in) {
   w.beginObject();
-  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.allocatedResourceStatuses.empty())) { w.key("allocatedResourceStatuses"); encodeMap(w, in.allocatedResourceStatuses, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.accessModes.empty())) { w.key("accessModes"); encodeArray(w, in.accessModes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.allocatedResourceStatuses.empty())) { w.key("allocatedResourceStatuses"); encodeMap(w, in.allocatedResourceStatuses, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.allocatedResources.empty())) { w.key("allocatedResources"); encodeMap(w, in.allocatedResources, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
   if (!(in.capacity.empty())) { w.key("capacity"); encodeMap(w, in.capacity, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
   if (!(in.conditions.empty())) { w.key("conditions"); encodeArray(w, in.conditions, [](JsonWriter& w, const ::kcm::api::core::v1::PersistentVolumeClaimCondition& x) { encodeValue(w, x); }); }
@@ -387,7 +388,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaimStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -413,7 +414,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaimStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -448,7 +449,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaim& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -469,7 +470,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaim& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -542,7 +543,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaimVolumeSource& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -563,7 +564,7 @@ void encodeValue(JsonWriter& w, const PersistentVolumeClaimVolumeSource& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -644,14 +645,14 @@ void encodeValue(JsonWriter& w, const PodDNSConfigOption& in) {
       case 8:
         if (key == "searches") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.searches, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.searches, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 11:
         if (key == "nameservers") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.nameservers, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.nameservers, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -665,9 +666,9 @@ void encodeValue(JsonWriter& w, const PodDNSConfigOption& in) {
 
 void encodeValue(JsonWriter& w, const PodDNSConfig& in) {
   w.beginObject();
-  if (!(in.nameservers.empty())) { w.key("nameservers"); encodeArray(w, in.nameservers, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.nameservers.empty())) { w.key("nameservers"); encodeArray(w, in.nameservers, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.options.empty())) { w.key("options"); encodeArray(w, in.options, [](JsonWriter& w, const ::kcm::api::core::v1::PodDNSConfigOption& x) { encodeValue(w, x); }); }
-  if (!(in.searches.empty())) { w.key("searches"); encodeArray(w, in.searches, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.searches.empty())) { w.key("searches"); encodeArray(w, in.searches, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1027,7 +1028,7 @@ void encodeValue(JsonWriter& w, const PodSecurityContext& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -1048,7 +1049,7 @@ void encodeValue(JsonWriter& w, const PodSecurityContext& in) {
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -1106,7 +1107,7 @@ void encodeValue(JsonWriter& w, const Toleration& in) {
       case 11:
         if (key == "topologyKey") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.topologyKey)) return e;
+          if (auto e = decodeInterned(val, out.topologyKey)) return e;
           continue;
         }
         break;
@@ -1121,7 +1122,7 @@ void encodeValue(JsonWriter& w, const Toleration& in) {
       case 14:
         if (key == "matchLabelKeys") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.matchLabelKeys, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1159,7 +1160,7 @@ void encodeValue(JsonWriter& w, const Toleration& in) {
 void encodeValue(JsonWriter& w, const TopologySpreadConstraint& in) {
   w.beginObject();
   if (in.labelSelector) { w.key("labelSelector"); encodeValue(w, *in.labelSelector); }
-  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.matchLabelKeys.empty())) { w.key("matchLabelKeys"); encodeArray(w, in.matchLabelKeys, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("maxSkew"); encodeValue(w, in.maxSkew);
   if (in.minDomains) { w.key("minDomains"); encodeValue(w, *in.minDomains); }
   if (in.nodeAffinityPolicy) { w.key("nodeAffinityPolicy"); encodeValue(w, *in.nodeAffinityPolicy); }
@@ -1202,14 +1203,14 @@ void encodeValue(JsonWriter& w, const TopologySpreadConstraint& in) {
       case 10:
         if (key == "signerName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.signerName)) return e;
+          if (auto e = decodeInterned(val, out.signerName)) return e;
           continue;
         }
         break;
       case 15:
         if (key == "userAnnotations") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.userAnnotations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.userAnnotations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1248,7 +1249,7 @@ void encodeValue(JsonWriter& w, const PodCertificateProjection& in) {
   if (in.maxExpirationSeconds) { w.key("maxExpirationSeconds"); encodeValue(w, *in.maxExpirationSeconds); }
   w.key("signerName"); encodeValue(w, in.signerName);
   if (in.user) { w.key("user"); encodeValue(w, *in.user); }
-  if (!(in.userAnnotations.empty())) { w.key("userAnnotations"); encodeMap(w, in.userAnnotations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.userAnnotations.empty())) { w.key("userAnnotations"); encodeMap(w, in.userAnnotations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1504,7 +1505,7 @@ void encodeValue(JsonWriter& w, const ProjectedVolumeSource& in) {
       case 5:
         if (key == "image") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.image)) return e;
+          if (auto e = decodeInterned(val, out.image)) return e;
           continue;
         }
         break;
@@ -1525,7 +1526,7 @@ void encodeValue(JsonWriter& w, const ProjectedVolumeSource& in) {
       case 8:
         if (key == "monitors") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.monitors, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "readOnly") {
@@ -1555,7 +1556,7 @@ void encodeValue(JsonWriter& w, const RBDVolumeSource& in) {
   if (!(in.fsType.empty())) { w.key("fsType"); encodeValue(w, in.fsType); }
   w.key("image"); encodeValue(w, in.image);
   if (!(in.keyring.empty())) { w.key("keyring"); encodeValue(w, in.keyring); }
-  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("monitors"); encodeArray(w, in.monitors, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (!(in.pool.empty())) { w.key("pool"); encodeValue(w, in.pool); }
   if (!(in.readOnly == bool{})) { w.key("readOnly"); encodeValue(w, in.readOnly); }
   if (in.secretRef) { w.key("secretRef"); encodeValue(w, *in.secretRef); }
@@ -2107,7 +2108,7 @@ void encodeValue(JsonWriter& w, const Volume& in) {
         }
         if (key == "nodeName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.nodeName)) return e;
+          if (auto e = decodeInterned(val, out.nodeName)) return e;
           continue;
         }
         if (key == "overhead") {
@@ -2179,7 +2180,7 @@ void encodeValue(JsonWriter& w, const Volume& in) {
       case 12:
         if (key == "nodeSelector") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.nodeSelector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.nodeSelector, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -2191,7 +2192,7 @@ void encodeValue(JsonWriter& w, const Volume& in) {
         }
         if (key == "schedulerName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.schedulerName)) return e;
+          if (auto e = decodeInterned(val, out.schedulerName)) return e;
           continue;
         }
         break;
@@ -2213,7 +2214,7 @@ void encodeValue(JsonWriter& w, const Volume& in) {
         }
         if (key == "serviceAccount") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.serviceAccount)) return e;
+          if (auto e = decodeInterned(val, out.serviceAccount)) return e;
           continue;
         }
         break;
@@ -2251,20 +2252,20 @@ void encodeValue(JsonWriter& w, const Volume& in) {
         if (key == "preemptionPolicy") {
           if (isNull(val)) { out.preemptionPolicy.reset(); continue; }
           auto& t = out.preemptionPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         if (key == "runtimeClassName") {
           if (isNull(val)) { out.runtimeClassName.reset(); continue; }
           auto& t = out.runtimeClassName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
       case 17:
         if (key == "priorityClassName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.priorityClassName)) return e;
+          if (auto e = decodeInterned(val, out.priorityClassName)) return e;
           continue;
         }
         if (key == "setHostnameAsFQDN") {
@@ -2288,7 +2289,7 @@ void encodeValue(JsonWriter& w, const Volume& in) {
         }
         if (key == "serviceAccountName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.serviceAccountName)) return e;
+          if (auto e = decodeInterned(val, out.serviceAccountName)) return e;
           continue;
         }
         break;
@@ -2365,7 +2366,7 @@ void encodeValue(JsonWriter& w, const PodSpec& in) {
   if (!(in.imagePullSecrets.empty())) { w.key("imagePullSecrets"); encodeArray(w, in.imagePullSecrets, [](JsonWriter& w, const ::kcm::api::core::v1::LocalObjectReference& x) { encodeValue(w, x); }); }
   if (!(in.initContainers.empty())) { w.key("initContainers"); encodeArray(w, in.initContainers, [](JsonWriter& w, const ::kcm::api::core::v1::Container& x) { encodeValue(w, x); }); }
   if (!(in.nodeName.empty())) { w.key("nodeName"); encodeValue(w, in.nodeName); }
-  if (!(in.nodeSelector.empty())) { w.key("nodeSelector"); encodeMap(w, in.nodeSelector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.nodeSelector.empty())) { w.key("nodeSelector"); encodeMap(w, in.nodeSelector, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.os) { w.key("os"); encodeValue(w, *in.os); }
   if (!(in.overhead.empty())) { w.key("overhead"); encodeMap(w, in.overhead, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
   if (in.preemptionPolicy) { w.key("preemptionPolicy"); encodeValue(w, *in.preemptionPolicy); }
@@ -2405,14 +2406,14 @@ void encodeValue(JsonWriter& w, const PodSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -2649,7 +2650,7 @@ void encodeValue(JsonWriter& w, const PodVolumeHealth& in) {
       case 6:
         if (key == "hostIP") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.hostIP)) return e;
+          if (auto e = decodeInterned(val, out.hostIP)) return e;
           continue;
         }
         if (key == "podIPs") {
@@ -2659,7 +2660,7 @@ void encodeValue(JsonWriter& w, const PodVolumeHealth& in) {
         }
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "resize") {
@@ -2723,7 +2724,7 @@ void encodeValue(JsonWriter& w, const PodVolumeHealth& in) {
         }
         if (key == "nominatedNodeName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.nominatedNodeName)) return e;
+          if (auto e = decodeInterned(val, out.nominatedNodeName)) return e;
           continue;
         }
         break;
@@ -2821,7 +2822,7 @@ void encodeValue(JsonWriter& w, const PodStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -2847,7 +2848,7 @@ void encodeValue(JsonWriter& w, const PodStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2882,7 +2883,7 @@ void encodeValue(JsonWriter& w, const Pod& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2903,7 +2904,7 @@ void encodeValue(JsonWriter& w, const Pod& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2976,7 +2977,7 @@ void encodeValue(JsonWriter& w, const PodTemplateSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2995,7 +2996,7 @@ void encodeValue(JsonWriter& w, const PodTemplateSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -7,6 +7,7 @@ namespace kcm::api::core::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, PodTemplateList& out) {
@@ -21,7 +22,7 @@ using ::kcm::api::codec::encodeValue;
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -42,7 +43,7 @@ using ::kcm::api::codec::encodeValue;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -82,7 +83,7 @@ void encodeValue(JsonWriter& w, const PodTemplateList& in) {
         }
         if (key == "selector") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "template") {
@@ -111,7 +112,7 @@ void encodeValue(JsonWriter& w, const ReplicationControllerSpec& in) {
   w.beginObject();
   if (!(in.minReadySeconds == int32_t{})) { w.key("minReadySeconds"); encodeValue(w, in.minReadySeconds); }
   if (in.replicas) { w.key("replicas"); encodeValue(w, *in.replicas); }
-  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.template_) { w.key("template"); encodeValue(w, *in.template_); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -129,14 +130,14 @@ void encodeValue(JsonWriter& w, const ReplicationControllerSpec& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -261,7 +262,7 @@ void encodeValue(JsonWriter& w, const ReplicationControllerStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -287,7 +288,7 @@ void encodeValue(JsonWriter& w, const ReplicationControllerStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -322,7 +323,7 @@ void encodeValue(JsonWriter& w, const ReplicationController& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -343,7 +344,7 @@ void encodeValue(JsonWriter& w, const ReplicationController& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -377,14 +378,14 @@ void encodeValue(JsonWriter& w, const ReplicationControllerList& in) {
       case 6:
         if (key == "values") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -407,7 +408,7 @@ void encodeValue(JsonWriter& w, const ScopedResourceSelectorRequirement& in) {
   w.beginObject();
   w.key("operator"); encodeValue(w, in.operator_);
   w.key("scopeName"); encodeValue(w, in.scopeName);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -462,7 +463,7 @@ void encodeValue(JsonWriter& w, const ScopeSelector& in) {
       case 6:
         if (key == "scopes") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.scopes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.scopes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -486,7 +487,7 @@ void encodeValue(JsonWriter& w, const ResourceQuotaSpec& in) {
   w.beginObject();
   if (!(in.hard.empty())) { w.key("hard"); encodeMap(w, in.hard, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
   if (in.scopeSelector) { w.key("scopeSelector"); encodeValue(w, *in.scopeSelector); }
-  if (!(in.scopes.empty())) { w.key("scopes"); encodeArray(w, in.scopes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.scopes.empty())) { w.key("scopes"); encodeArray(w, in.scopes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -540,7 +541,7 @@ void encodeValue(JsonWriter& w, const ResourceQuotaStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -566,7 +567,7 @@ void encodeValue(JsonWriter& w, const ResourceQuotaStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -601,7 +602,7 @@ void encodeValue(JsonWriter& w, const ResourceQuota& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -622,7 +623,7 @@ void encodeValue(JsonWriter& w, const ResourceQuota& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -661,12 +662,12 @@ void encodeValue(JsonWriter& w, const ResourceQuotaList& in) {
         }
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -688,12 +689,12 @@ void encodeValue(JsonWriter& w, const ResourceQuotaList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "stringData") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.stringData, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.stringData, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -712,7 +713,7 @@ void encodeValue(JsonWriter& w, const Secret& in) {
   if (in.immutable) { w.key("immutable"); encodeValue(w, *in.immutable); }
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  if (!(in.stringData.empty())) { w.key("stringData"); encodeMap(w, in.stringData, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.stringData.empty())) { w.key("stringData"); encodeMap(w, in.stringData, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.type.empty())) { w.key("type"); encodeValue(w, in.type); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -730,7 +731,7 @@ void encodeValue(JsonWriter& w, const Secret& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -751,7 +752,7 @@ void encodeValue(JsonWriter& w, const Secret& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -885,7 +886,7 @@ void encodeValue(JsonWriter& w, const SessionAffinityConfig& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -899,7 +900,7 @@ void encodeValue(JsonWriter& w, const SessionAffinityConfig& in) {
       case 8:
         if (key == "selector") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.selector, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -913,19 +914,19 @@ void encodeValue(JsonWriter& w, const SessionAffinityConfig& in) {
       case 10:
         if (key == "clusterIPs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.clusterIPs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.clusterIPs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "ipFamilies") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ipFamilies, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.ipFamilies, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 11:
         if (key == "externalIPs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.externalIPs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.externalIPs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -999,7 +1000,7 @@ void encodeValue(JsonWriter& w, const SessionAffinityConfig& in) {
       case 24:
         if (key == "loadBalancerSourceRanges") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.loadBalancerSourceRanges, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.loadBalancerSourceRanges, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "publishNotReadyAddresses") {
@@ -1028,20 +1029,20 @@ void encodeValue(JsonWriter& w, const ServiceSpec& in) {
   w.beginObject();
   if (in.allocateLoadBalancerNodePorts) { w.key("allocateLoadBalancerNodePorts"); encodeValue(w, *in.allocateLoadBalancerNodePorts); }
   if (!(in.clusterIP.empty())) { w.key("clusterIP"); encodeValue(w, in.clusterIP); }
-  if (!(in.clusterIPs.empty())) { w.key("clusterIPs"); encodeArray(w, in.clusterIPs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.externalIPs.empty())) { w.key("externalIPs"); encodeArray(w, in.externalIPs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.clusterIPs.empty())) { w.key("clusterIPs"); encodeArray(w, in.clusterIPs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.externalIPs.empty())) { w.key("externalIPs"); encodeArray(w, in.externalIPs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.externalName.empty())) { w.key("externalName"); encodeValue(w, in.externalName); }
   if (!(in.externalTrafficPolicy.empty())) { w.key("externalTrafficPolicy"); encodeValue(w, in.externalTrafficPolicy); }
   if (!(in.healthCheckNodePort == int32_t{})) { w.key("healthCheckNodePort"); encodeValue(w, in.healthCheckNodePort); }
   if (in.internalTrafficPolicy) { w.key("internalTrafficPolicy"); encodeValue(w, *in.internalTrafficPolicy); }
-  if (!(in.ipFamilies.empty())) { w.key("ipFamilies"); encodeArray(w, in.ipFamilies, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.ipFamilies.empty())) { w.key("ipFamilies"); encodeArray(w, in.ipFamilies, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.ipFamilyPolicy) { w.key("ipFamilyPolicy"); encodeValue(w, *in.ipFamilyPolicy); }
   if (in.loadBalancerClass) { w.key("loadBalancerClass"); encodeValue(w, *in.loadBalancerClass); }
   if (!(in.loadBalancerIP.empty())) { w.key("loadBalancerIP"); encodeValue(w, in.loadBalancerIP); }
-  if (!(in.loadBalancerSourceRanges.empty())) { w.key("loadBalancerSourceRanges"); encodeArray(w, in.loadBalancerSourceRanges, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.loadBalancerSourceRanges.empty())) { w.key("loadBalancerSourceRanges"); encodeArray(w, in.loadBalancerSourceRanges, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.ports.empty())) { w.key("ports"); encodeArray(w, in.ports, [](JsonWriter& w, const ::kcm::api::core::v1::ServicePort& x) { encodeValue(w, x); }); }
   if (!(in.publishNotReadyAddresses == bool{})) { w.key("publishNotReadyAddresses"); encodeValue(w, in.publishNotReadyAddresses); }
-  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.selector.empty())) { w.key("selector"); encodeMap(w, in.selector, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.sessionAffinity.empty())) { w.key("sessionAffinity"); encodeValue(w, in.sessionAffinity); }
   if (in.sessionAffinityConfig) { w.key("sessionAffinityConfig"); encodeValue(w, *in.sessionAffinityConfig); }
   if (in.trafficDistribution) { w.key("trafficDistribution"); encodeValue(w, *in.trafficDistribution); }
@@ -1101,7 +1102,7 @@ void encodeValue(JsonWriter& w, const ServiceStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1127,7 +1128,7 @@ void encodeValue(JsonWriter& w, const ServiceStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1162,7 +1163,7 @@ void encodeValue(JsonWriter& w, const Service& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1183,7 +1184,7 @@ void encodeValue(JsonWriter& w, const Service& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1234,7 +1235,7 @@ void encodeValue(JsonWriter& w, const ServiceAccount& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1255,7 +1256,7 @@ void encodeValue(JsonWriter& w, const ServiceAccount& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1289,7 +1290,7 @@ void encodeValue(JsonWriter& w, const ServiceAccountList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1310,7 +1311,7 @@ void encodeValue(JsonWriter& w, const ServiceAccountList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1344,14 +1345,14 @@ void encodeValue(JsonWriter& w, const ServiceList& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "values") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1366,7 +1367,7 @@ void encodeValue(JsonWriter& w, const ServiceList& in) {
 void encodeValue(JsonWriter& w, const TopologySelectorLabelRequirement& in) {
   w.beginObject();
   w.key("key"); encodeValue(w, in.key);
-  w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }

@@ -7,6 +7,7 @@ namespace kcm::api::discovery::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, EndpointConditions& out) {
@@ -171,7 +172,7 @@ void encodeValue(JsonWriter& w, const EndpointHints& in) {
         if (key == "zone") {
           if (isNull(val)) { out.zone.reset(); continue; }
           auto& t = out.zone.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -193,14 +194,14 @@ void encodeValue(JsonWriter& w, const EndpointHints& in) {
         if (key == "nodeName") {
           if (isNull(val)) { out.nodeName.reset(); continue; }
           auto& t = out.nodeName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
       case 9:
         if (key == "addresses") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.addresses, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.addresses, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "targetRef") {
@@ -220,7 +221,7 @@ void encodeValue(JsonWriter& w, const EndpointHints& in) {
       case 18:
         if (key == "deprecatedTopology") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.deprecatedTopology, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.deprecatedTopology, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -234,9 +235,9 @@ void encodeValue(JsonWriter& w, const EndpointHints& in) {
 
 void encodeValue(JsonWriter& w, const Endpoint& in) {
   w.beginObject();
-  w.key("addresses"); encodeArray(w, in.addresses, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("addresses"); encodeArray(w, in.addresses, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   w.key("conditions"); encodeValue(w, in.conditions);
-  if (!(in.deprecatedTopology.empty())) { w.key("deprecatedTopology"); encodeMap(w, in.deprecatedTopology, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.deprecatedTopology.empty())) { w.key("deprecatedTopology"); encodeMap(w, in.deprecatedTopology, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.hints) { w.key("hints"); encodeValue(w, *in.hints); }
   if (in.hostname) { w.key("hostname"); encodeValue(w, *in.hostname); }
   if (in.nodeName) { w.key("nodeName"); encodeValue(w, *in.nodeName); }
@@ -315,7 +316,7 @@ void encodeValue(JsonWriter& w, const EndpointPort& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -343,7 +344,7 @@ void encodeValue(JsonWriter& w, const EndpointPort& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -386,7 +387,7 @@ void encodeValue(JsonWriter& w, const EndpointSlice& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -407,7 +408,7 @@ void encodeValue(JsonWriter& w, const EndpointSlice& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -31,12 +31,12 @@ struct EndpointConditions {
 };
 
 struct ForNode {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ForZone {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -47,39 +47,39 @@ struct EndpointHints {
 };
 
 struct Endpoint {
-  std::vector<std::string> addresses{};
+  std::vector<::kcm::api::String> addresses{};
   ::kcm::api::discovery::v1::EndpointConditions conditions{};
-  ::kcm::api::StringMap<std::string> deprecatedTopology{};
+  ::kcm::api::StringMap<::kcm::api::String> deprecatedTopology{};
   ::kcm::api::Box<::kcm::api::discovery::v1::EndpointHints> hints{};
-  std::optional<std::string> hostname{};
-  std::optional<std::string> nodeName{};
+  std::optional<::kcm::api::String> hostname{};
+  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
-  std::optional<std::string> zone{};
+  std::optional<::kcm::api::String> zone{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointPort {
-  std::optional<std::string> appProtocol{};
-  std::optional<std::string> name{};
+  std::optional<::kcm::api::String> appProtocol{};
+  std::optional<::kcm::api::String> name{};
   std::optional<int32_t> port{};
-  std::optional<std::string> protocol{};
+  std::optional<::kcm::api::String> protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointSlice {
-  std::string addressType{};
-  std::string apiVersion{};
+  ::kcm::api::String addressType{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::discovery::v1::Endpoint> endpoints{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::discovery::v1::EndpointPort> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointSliceList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::discovery::v1::EndpointSlice> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

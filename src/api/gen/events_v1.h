@@ -25,30 +25,30 @@ struct EventSeries {
 };
 
 struct Event {
-  std::string action{};
-  std::string apiVersion{};
+  ::kcm::api::String action{};
+  ::kcm::api::String apiVersion{};
   int32_t deprecatedCount{};
   ::kcm::api::Time deprecatedFirstTimestamp{};
   ::kcm::api::Time deprecatedLastTimestamp{};
   ::kcm::api::core::v1::EventSource deprecatedSource{};
   ::kcm::api::MicroTime eventTime{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::string note{};
-  std::string reason{};
+  ::kcm::api::String note{};
+  ::kcm::api::String reason{};
   ::kcm::api::core::v1::ObjectReference regarding{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> related{};
-  std::string reportingController{};
-  std::string reportingInstance{};
+  ::kcm::api::String reportingController{};
+  ::kcm::api::String reportingInstance{};
   ::kcm::api::Box<::kcm::api::events::v1::EventSeries> series{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EventList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::events::v1::Event> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -7,6 +7,7 @@ namespace kcm::api::meta::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, GroupVersionForDiscovery& out) {
@@ -99,7 +100,7 @@ void encodeValue(JsonWriter& w, const ServerAddressByClientCIDR& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -118,7 +119,7 @@ void encodeValue(JsonWriter& w, const ServerAddressByClientCIDR& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -168,7 +169,7 @@ void encodeValue(JsonWriter& w, const APIGroup& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -182,7 +183,7 @@ void encodeValue(JsonWriter& w, const APIGroup& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -215,7 +216,7 @@ void encodeValue(JsonWriter& w, const APIGroupList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -232,7 +233,7 @@ void encodeValue(JsonWriter& w, const APIGroupList& in) {
         }
         if (key == "verbs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -246,7 +247,7 @@ void encodeValue(JsonWriter& w, const APIGroupList& in) {
       case 10:
         if (key == "categories") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.categories, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.categories, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "namespaced") {
@@ -256,7 +257,7 @@ void encodeValue(JsonWriter& w, const APIGroupList& in) {
         }
         if (key == "shortNames") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.shortNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.shortNames, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -284,15 +285,15 @@ void encodeValue(JsonWriter& w, const APIGroupList& in) {
 
 void encodeValue(JsonWriter& w, const APIResource& in) {
   w.beginObject();
-  if (!(in.categories.empty())) { w.key("categories"); encodeArray(w, in.categories, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.categories.empty())) { w.key("categories"); encodeArray(w, in.categories, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.group.empty())) { w.key("group"); encodeValue(w, in.group); }
   w.key("kind"); encodeValue(w, in.kind);
   w.key("name"); encodeValue(w, in.name);
   w.key("namespaced"); encodeValue(w, in.namespaced);
-  if (!(in.shortNames.empty())) { w.key("shortNames"); encodeArray(w, in.shortNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.shortNames.empty())) { w.key("shortNames"); encodeArray(w, in.shortNames, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("singularName"); encodeValue(w, in.singularName);
   if (!(in.storageVersionHash.empty())) { w.key("storageVersionHash"); encodeValue(w, in.storageVersionHash); }
-  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   if (!(in.version.empty())) { w.key("version"); encodeValue(w, in.version); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -310,7 +311,7 @@ void encodeValue(JsonWriter& w, const APIResource& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -324,7 +325,7 @@ void encodeValue(JsonWriter& w, const APIResource& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -365,21 +366,21 @@ void encodeValue(JsonWriter& w, const APIResourceList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
       case 8:
         if (key == "versions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.versions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.versions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -403,7 +404,7 @@ void encodeValue(JsonWriter& w, const APIVersions& in) {
   if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("serverAddressByClientCIDRs"); encodeArray(w, in.serverAddressByClientCIDRs, [](JsonWriter& w, const ::kcm::api::meta::v1::ServerAddressByClientCIDR& x) { encodeValue(w, x); });
-  w.key("versions"); encodeArray(w, in.versions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("versions"); encodeArray(w, in.versions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -420,14 +421,14 @@ void encodeValue(JsonWriter& w, const APIVersions& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -528,21 +529,21 @@ void encodeValue(JsonWriter& w, const Preconditions& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "dryRun") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.dryRun, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.dryRun, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -597,7 +598,7 @@ void encodeValue(JsonWriter& w, const Preconditions& in) {
 void encodeValue(JsonWriter& w, const DeleteOptions& in) {
   w.beginObject();
   if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
-  if (!(in.dryRun.empty())) { w.key("dryRun"); encodeArray(w, in.dryRun, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.dryRun.empty())) { w.key("dryRun"); encodeArray(w, in.dryRun, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.gracePeriodSeconds) { w.key("gracePeriodSeconds"); encodeValue(w, *in.gracePeriodSeconds); }
   if (in.ignoreStoreReadErrorWithClusterBreakingPotential) { w.key("ignoreStoreReadErrorWithClusterBreakingPotential"); encodeValue(w, *in.ignoreStoreReadErrorWithClusterBreakingPotential); }
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
@@ -620,21 +621,21 @@ void encodeValue(JsonWriter& w, const DeleteOptions& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "values") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -650,7 +651,7 @@ void encodeValue(JsonWriter& w, const FieldSelectorRequirement& in) {
   w.beginObject();
   w.key("key"); encodeValue(w, in.key);
   w.key("operator"); encodeValue(w, in.operator_);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -706,21 +707,21 @@ void encodeValue(JsonWriter& w, const GroupResource& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "values") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.values, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -736,7 +737,7 @@ void encodeValue(JsonWriter& w, const LabelSelectorRequirement& in) {
   w.beginObject();
   w.key("key"); encodeValue(w, in.key);
   w.key("operator"); encodeValue(w, in.operator_);
-  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.values.empty())) { w.key("values"); encodeArray(w, in.values, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -753,7 +754,7 @@ void encodeValue(JsonWriter& w, const LabelSelectorRequirement& in) {
       case 11:
         if (key == "matchLabels") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.matchLabels, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.matchLabels, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -775,7 +776,7 @@ void encodeValue(JsonWriter& w, const LabelSelectorRequirement& in) {
 void encodeValue(JsonWriter& w, const LabelSelector& in) {
   w.beginObject();
   if (!(in.matchExpressions.empty())) { w.key("matchExpressions"); encodeArray(w, in.matchExpressions, [](JsonWriter& w, const ::kcm::api::meta::v1::LabelSelectorRequirement& x) { encodeValue(w, x); }); }
-  if (!(in.matchLabels.empty())) { w.key("matchLabels"); encodeMap(w, in.matchLabels, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.matchLabels.empty())) { w.key("matchLabels"); encodeMap(w, in.matchLabels, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -894,7 +895,7 @@ void encodeValue(JsonWriter& w, const ListMeta& in) {
       case 7:
         if (key == "manager") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.manager)) return e;
+          if (auto e = decodeInterned(val, out.manager)) return e;
           continue;
         }
         break;
@@ -916,7 +917,7 @@ void encodeValue(JsonWriter& w, const ListMeta& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "fieldsType") {
@@ -928,7 +929,7 @@ void encodeValue(JsonWriter& w, const ListMeta& in) {
       case 11:
         if (key == "subresource") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.subresource)) return e;
+          if (auto e = decodeInterned(val, out.subresource)) return e;
           continue;
         }
         break;
@@ -972,7 +973,7 @@ void encodeValue(JsonWriter& w, const ManagedFieldsEntry& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -984,7 +985,7 @@ void encodeValue(JsonWriter& w, const ManagedFieldsEntry& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "controller") {
@@ -1048,7 +1049,7 @@ void encodeValue(JsonWriter& w, const OwnerReference& in) {
       case 6:
         if (key == "labels") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.labels, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.labels, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1062,14 +1063,14 @@ void encodeValue(JsonWriter& w, const OwnerReference& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
       case 10:
         if (key == "finalizers") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.finalizers, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.finalizers, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         if (key == "generation") {
@@ -1081,14 +1082,14 @@ void encodeValue(JsonWriter& w, const OwnerReference& in) {
       case 11:
         if (key == "annotations") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.annotations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.annotations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
       case 12:
         if (key == "generateName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.generateName)) return e;
+          if (auto e = decodeInterned(val, out.generateName)) return e;
           continue;
         }
         break;
@@ -1142,14 +1143,14 @@ void encodeValue(JsonWriter& w, const OwnerReference& in) {
 
 void encodeValue(JsonWriter& w, const ObjectMeta& in) {
   w.beginObject();
-  if (!(in.annotations.empty())) { w.key("annotations"); encodeMap(w, in.annotations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.annotations.empty())) { w.key("annotations"); encodeMap(w, in.annotations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(isZero(in.creationTimestamp))) { w.key("creationTimestamp"); encodeValue(w, in.creationTimestamp); }
   if (in.deletionGracePeriodSeconds) { w.key("deletionGracePeriodSeconds"); encodeValue(w, *in.deletionGracePeriodSeconds); }
   if (in.deletionTimestamp) { w.key("deletionTimestamp"); encodeValue(w, *in.deletionTimestamp); }
-  if (!(in.finalizers.empty())) { w.key("finalizers"); encodeArray(w, in.finalizers, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.finalizers.empty())) { w.key("finalizers"); encodeArray(w, in.finalizers, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.generateName.empty())) { w.key("generateName"); encodeValue(w, in.generateName); }
   if (!(in.generation == int64_t{})) { w.key("generation"); encodeValue(w, in.generation); }
-  if (!(in.labels.empty())) { w.key("labels"); encodeMap(w, in.labels, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.labels.empty())) { w.key("labels"); encodeMap(w, in.labels, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.managedFields.empty())) { w.key("managedFields"); encodeArray(w, in.managedFields, [](JsonWriter& w, const ::kcm::api::meta::v1::ManagedFieldsEntry& x) { encodeValue(w, x); }); }
   if (!(in.name.empty())) { w.key("name"); encodeValue(w, in.name); }
   if (!(in.namespace_.empty())) { w.key("namespace"); encodeValue(w, in.namespace_); }
@@ -1173,7 +1174,7 @@ void encodeValue(JsonWriter& w, const ObjectMeta& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1187,7 +1188,7 @@ void encodeValue(JsonWriter& w, const ObjectMeta& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1220,7 +1221,7 @@ void encodeValue(JsonWriter& w, const PartialObjectMetadata& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1241,7 +1242,7 @@ void encodeValue(JsonWriter& w, const PartialObjectMetadata& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1282,7 +1283,7 @@ void encodeValue(JsonWriter& w, const PartialObjectMetadataList& in) {
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         break;
@@ -1329,7 +1330,7 @@ void encodeValue(JsonWriter& w, const StatusCause& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -1396,14 +1397,14 @@ void encodeValue(JsonWriter& w, const StatusDetails& in) {
         }
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -1435,7 +1436,7 @@ void encodeValue(JsonWriter& w, const StatusDetails& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1473,7 +1474,7 @@ void encodeValue(JsonWriter& w, const Status& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;

@@ -39,21 +39,21 @@ struct Status;
 struct WatchEvent;
 
 struct GroupVersionForDiscovery {
-  std::string groupVersion{};
-  std::string version{};
+  ::kcm::api::String groupVersion{};
+  ::kcm::api::String version{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServerAddressByClientCIDR {
-  std::string clientCIDR{};
-  std::string serverAddress{};
+  ::kcm::api::String clientCIDR{};
+  ::kcm::api::String serverAddress{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIGroup {
-  std::string apiVersion{};
-  std::string kind{};
-  std::string name{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::meta::v1::GroupVersionForDiscovery preferredVersion{};
   std::vector<::kcm::api::meta::v1::ServerAddressByClientCIDR> serverAddressByClientCIDRs{};
   std::vector<::kcm::api::meta::v1::GroupVersionForDiscovery> versions{};
@@ -61,197 +61,197 @@ struct APIGroup {
 };
 
 struct APIGroupList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::meta::v1::APIGroup> groups{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIResource {
-  std::vector<std::string> categories{};
-  std::string group{};
-  std::string kind{};
-  std::string name{};
+  std::vector<::kcm::api::String> categories{};
+  ::kcm::api::String group{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   bool namespaced{};
-  std::vector<std::string> shortNames{};
-  std::string singularName{};
-  std::string storageVersionHash{};
-  std::vector<std::string> verbs{};
-  std::string version{};
+  std::vector<::kcm::api::String> shortNames{};
+  ::kcm::api::String singularName{};
+  ::kcm::api::String storageVersionHash{};
+  std::vector<::kcm::api::String> verbs{};
+  ::kcm::api::String version{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIResourceList {
-  std::string apiVersion{};
-  std::string groupVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String groupVersion{};
+  ::kcm::api::String kind{};
   std::vector<::kcm::api::meta::v1::APIResource> resources{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIVersions {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   std::vector<::kcm::api::meta::v1::ServerAddressByClientCIDR> serverAddressByClientCIDRs{};
-  std::vector<std::string> versions{};
+  std::vector<::kcm::api::String> versions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Condition {
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
+  ::kcm::api::String message{};
   int64_t observedGeneration{};
-  std::string reason{};
-  std::string status{};
-  std::string type{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Preconditions {
-  std::optional<std::string> resourceVersion{};
-  std::optional<std::string> uid{};
+  std::optional<::kcm::api::String> resourceVersion{};
+  std::optional<::kcm::api::String> uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeleteOptions {
-  std::string apiVersion{};
-  std::vector<std::string> dryRun{};
+  ::kcm::api::String apiVersion{};
+  std::vector<::kcm::api::String> dryRun{};
   std::optional<int64_t> gracePeriodSeconds{};
   std::optional<bool> ignoreStoreReadErrorWithClusterBreakingPotential{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   std::optional<bool> orphanDependents{};
   ::kcm::api::Box<::kcm::api::meta::v1::Preconditions> preconditions{};
-  std::optional<std::string> propagationPolicy{};
+  std::optional<::kcm::api::String> propagationPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FieldSelectorRequirement {
-  std::string key{};
-  std::string operator_{};
-  std::vector<std::string> values{};
+  ::kcm::api::String key{};
+  ::kcm::api::String operator_{};
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct GroupResource {
-  std::string group{};
-  std::string resource{};
+  ::kcm::api::String group{};
+  ::kcm::api::String resource{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LabelSelectorRequirement {
-  std::string key{};
-  std::string operator_{};
-  std::vector<std::string> values{};
+  ::kcm::api::String key{};
+  ::kcm::api::String operator_{};
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LabelSelector {
   std::vector<::kcm::api::meta::v1::LabelSelectorRequirement> matchExpressions{};
-  ::kcm::api::StringMap<std::string> matchLabels{};
+  ::kcm::api::StringMap<::kcm::api::String> matchLabels{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ShardInfo {
-  std::string selector{};
+  ::kcm::api::String selector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ListMeta {
-  std::string continue_{};
+  ::kcm::api::String continue_{};
   std::optional<int64_t> remainingItemCount{};
-  std::string resourceVersion{};
-  std::string selfLink{};
+  ::kcm::api::String resourceVersion{};
+  ::kcm::api::String selfLink{};
   ::kcm::api::Box<::kcm::api::meta::v1::ShardInfo> shardInfo{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ManagedFieldsEntry {
-  std::string apiVersion{};
-  std::string fieldsType{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String fieldsType{};
   std::optional<::kcm::api::RawJson> fieldsV1{};
-  std::string manager{};
-  std::string operation{};
-  std::string subresource{};
+  ::kcm::api::String manager{};
+  ::kcm::api::String operation{};
+  ::kcm::api::String subresource{};
   std::optional<::kcm::api::Time> time{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct OwnerReference {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::optional<bool> blockOwnerDeletion{};
   std::optional<bool> controller{};
-  std::string kind{};
-  std::string name{};
-  std::string uid{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ObjectMeta {
-  ::kcm::api::StringMap<std::string> annotations{};
+  ::kcm::api::StringMap<::kcm::api::String> annotations{};
   ::kcm::api::Time creationTimestamp{};
   std::optional<int64_t> deletionGracePeriodSeconds{};
   std::optional<::kcm::api::Time> deletionTimestamp{};
-  std::vector<std::string> finalizers{};
-  std::string generateName{};
+  std::vector<::kcm::api::String> finalizers{};
+  ::kcm::api::String generateName{};
   int64_t generation{};
-  ::kcm::api::StringMap<std::string> labels{};
+  ::kcm::api::StringMap<::kcm::api::String> labels{};
   std::vector<::kcm::api::meta::v1::ManagedFieldsEntry> managedFields{};
-  std::string name{};
-  std::string namespace_{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
   std::vector<::kcm::api::meta::v1::OwnerReference> ownerReferences{};
-  std::string resourceVersion{};
-  std::string selfLink{};
-  std::string uid{};
+  ::kcm::api::String resourceVersion{};
+  ::kcm::api::String selfLink{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PartialObjectMetadata {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PartialObjectMetadataList {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   std::vector<::kcm::api::meta::v1::PartialObjectMetadata> items{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatusCause {
-  std::string field{};
-  std::string message{};
-  std::string reason{};
+  ::kcm::api::String field{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatusDetails {
   std::vector<::kcm::api::meta::v1::StatusCause> causes{};
-  std::string group{};
-  std::string kind{};
-  std::string name{};
+  ::kcm::api::String group{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   int32_t retryAfterSeconds{};
-  std::string uid{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Status {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   int32_t code{};
   ::kcm::api::Box<::kcm::api::meta::v1::StatusDetails> details{};
-  std::string kind{};
-  std::string message{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String message{};
   ::kcm::api::meta::v1::ListMeta metadata{};
-  std::string reason{};
-  std::string status{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct WatchEvent {
   ::kcm::api::RawJson object{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -7,6 +7,7 @@ namespace kcm::api::networking::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, ServiceBackendPort& out) {
@@ -238,7 +239,7 @@ void encodeValue(JsonWriter& w, const HTTPIngressRuleValue& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -304,7 +305,7 @@ void encodeValue(JsonWriter& w, const IPAddressSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -323,7 +324,7 @@ void encodeValue(JsonWriter& w, const IPAddressSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -357,7 +358,7 @@ void encodeValue(JsonWriter& w, const IPAddress& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -378,7 +379,7 @@ void encodeValue(JsonWriter& w, const IPAddress& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -419,7 +420,7 @@ void encodeValue(JsonWriter& w, const IPAddressList& in) {
       case 6:
         if (key == "except") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.except, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.except, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -434,7 +435,7 @@ void encodeValue(JsonWriter& w, const IPAddressList& in) {
 void encodeValue(JsonWriter& w, const IPBlock& in) {
   w.beginObject();
   w.key("cidr"); encodeValue(w, in.cidr);
-  if (!(in.except.empty())) { w.key("except"); encodeArray(w, in.except, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.except.empty())) { w.key("except"); encodeArray(w, in.except, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -489,7 +490,7 @@ void encodeValue(JsonWriter& w, const IngressRule& in) {
       case 5:
         if (key == "hosts") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.hosts, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.hosts, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -510,7 +511,7 @@ void encodeValue(JsonWriter& w, const IngressRule& in) {
 
 void encodeValue(JsonWriter& w, const IngressTLS& in) {
   w.beginObject();
-  if (!(in.hosts.empty())) { w.key("hosts"); encodeArray(w, in.hosts, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.hosts.empty())) { w.key("hosts"); encodeArray(w, in.hosts, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.secretName.empty())) { w.key("secretName"); encodeValue(w, in.secretName); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -742,7 +743,7 @@ void encodeValue(JsonWriter& w, const IngressStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -768,7 +769,7 @@ void encodeValue(JsonWriter& w, const IngressStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -803,7 +804,7 @@ void encodeValue(JsonWriter& w, const Ingress& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -832,7 +833,7 @@ void encodeValue(JsonWriter& w, const Ingress& in) {
         if (key == "namespace") {
           if (isNull(val)) { out.namespace_.reset(); continue; }
           auto& t = out.namespace_.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -905,7 +906,7 @@ void encodeValue(JsonWriter& w, const IngressClassSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -924,7 +925,7 @@ void encodeValue(JsonWriter& w, const IngressClassSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -958,7 +959,7 @@ void encodeValue(JsonWriter& w, const IngressClass& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -979,7 +980,7 @@ void encodeValue(JsonWriter& w, const IngressClass& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1013,7 +1014,7 @@ void encodeValue(JsonWriter& w, const IngressClassList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1034,7 +1035,7 @@ void encodeValue(JsonWriter& w, const IngressClassList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1265,7 +1266,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicyIngressRule& in) {
         }
         if (key == "policyTypes") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.policyTypes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.policyTypes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1282,7 +1283,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicySpec& in) {
   if (!(in.egress.empty())) { w.key("egress"); encodeArray(w, in.egress, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyEgressRule& x) { encodeValue(w, x); }); }
   if (!(in.ingress.empty())) { w.key("ingress"); encodeArray(w, in.ingress, [](JsonWriter& w, const ::kcm::api::networking::v1::NetworkPolicyIngressRule& x) { encodeValue(w, x); }); }
   w.key("podSelector"); encodeValue(w, in.podSelector);
-  if (!(in.policyTypes.empty())) { w.key("policyTypes"); encodeArray(w, in.policyTypes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.policyTypes.empty())) { w.key("policyTypes"); encodeArray(w, in.policyTypes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1299,7 +1300,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicySpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1318,7 +1319,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicySpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1352,7 +1353,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicy& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1373,7 +1374,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicy& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1407,7 +1408,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicyList& in) {
       case 5:
         if (key == "cidrs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.cidrs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.cidrs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1421,7 +1422,7 @@ void encodeValue(JsonWriter& w, const NetworkPolicyList& in) {
 
 void encodeValue(JsonWriter& w, const ServiceCIDRSpec& in) {
   w.beginObject();
-  if (!(in.cidrs.empty())) { w.key("cidrs"); encodeArray(w, in.cidrs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.cidrs.empty())) { w.key("cidrs"); encodeArray(w, in.cidrs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1469,7 +1470,7 @@ void encodeValue(JsonWriter& w, const ServiceCIDRStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1495,7 +1496,7 @@ void encodeValue(JsonWriter& w, const ServiceCIDRStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1530,7 +1531,7 @@ void encodeValue(JsonWriter& w, const ServiceCIDR& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1551,7 +1552,7 @@ void encodeValue(JsonWriter& w, const ServiceCIDR& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -50,13 +50,13 @@ struct ServiceCIDR;
 struct ServiceCIDRList;
 
 struct ServiceBackendPort {
-  std::string name{};
+  ::kcm::api::String name{};
   int32_t number{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressServiceBackend {
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::networking::v1::ServiceBackendPort port{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -69,8 +69,8 @@ struct IngressBackend {
 
 struct HTTPIngressPath {
   ::kcm::api::networking::v1::IngressBackend backend{};
-  std::string path{};
-  std::optional<std::string> pathType{};
+  ::kcm::api::String path{};
+  std::optional<::kcm::api::String> pathType{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -80,10 +80,10 @@ struct HTTPIngressRuleValue {
 };
 
 struct ParentReference {
-  std::string group{};
-  std::string name{};
-  std::string namespace_{};
-  std::string resource{};
+  ::kcm::api::String group{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
+  ::kcm::api::String resource{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -93,57 +93,57 @@ struct IPAddressSpec {
 };
 
 struct IPAddress {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::IPAddressSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IPAddressList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::IPAddress> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IPBlock {
-  std::string cidr{};
-  std::vector<std::string> except{};
+  ::kcm::api::String cidr{};
+  std::vector<::kcm::api::String> except{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressRule {
-  std::string host{};
+  ::kcm::api::String host{};
   ::kcm::api::Box<::kcm::api::networking::v1::HTTPIngressRuleValue> http{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressTLS {
-  std::vector<std::string> hosts{};
-  std::string secretName{};
+  std::vector<::kcm::api::String> hosts{};
+  ::kcm::api::String secretName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressSpec {
   ::kcm::api::Box<::kcm::api::networking::v1::IngressBackend> defaultBackend{};
-  std::optional<std::string> ingressClassName{};
+  std::optional<::kcm::api::String> ingressClassName{};
   std::vector<::kcm::api::networking::v1::IngressRule> rules{};
   std::vector<::kcm::api::networking::v1::IngressTLS> tls{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressPortStatus {
-  std::optional<std::string> error{};
+  std::optional<::kcm::api::String> error{};
   int32_t port{};
-  std::string protocol{};
+  ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressLoadBalancerIngress {
-  std::string hostname{};
-  std::string ip{};
+  ::kcm::api::String hostname{};
+  ::kcm::api::String ip{};
   std::vector<::kcm::api::networking::v1::IngressPortStatus> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -159,8 +159,8 @@ struct IngressStatus {
 };
 
 struct Ingress {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::IngressSpec spec{};
   ::kcm::api::networking::v1::IngressStatus status{};
@@ -168,40 +168,40 @@ struct Ingress {
 };
 
 struct IngressClassParametersReference {
-  std::optional<std::string> apiGroup{};
-  std::string kind{};
-  std::string name{};
-  std::optional<std::string> namespace_{};
-  std::optional<std::string> scope{};
+  std::optional<::kcm::api::String> apiGroup{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> namespace_{};
+  std::optional<::kcm::api::String> scope{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressClassSpec {
-  std::string controller{};
+  ::kcm::api::String controller{};
   ::kcm::api::Box<::kcm::api::networking::v1::IngressClassParametersReference> parameters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressClass {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::IngressClassSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressClassList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::IngressClass> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::Ingress> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -216,7 +216,7 @@ struct NetworkPolicyPeer {
 struct NetworkPolicyPort {
   std::optional<int32_t> endPort{};
   std::optional<::kcm::api::IntOrString> port{};
-  std::optional<std::string> protocol{};
+  std::optional<::kcm::api::String> protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -236,28 +236,28 @@ struct NetworkPolicySpec {
   std::vector<::kcm::api::networking::v1::NetworkPolicyEgressRule> egress{};
   std::vector<::kcm::api::networking::v1::NetworkPolicyIngressRule> ingress{};
   ::kcm::api::meta::v1::LabelSelector podSelector{};
-  std::vector<std::string> policyTypes{};
+  std::vector<::kcm::api::String> policyTypes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NetworkPolicy {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::NetworkPolicySpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NetworkPolicyList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::NetworkPolicy> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceCIDRSpec {
-  std::vector<std::string> cidrs{};
+  std::vector<::kcm::api::String> cidrs{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -267,8 +267,8 @@ struct ServiceCIDRStatus {
 };
 
 struct ServiceCIDR {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::ServiceCIDRSpec spec{};
   ::kcm::api::networking::v1::ServiceCIDRStatus status{};
@@ -276,9 +276,9 @@ struct ServiceCIDR {
 };
 
 struct ServiceCIDRList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::ServiceCIDR> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

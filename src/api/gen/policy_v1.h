@@ -20,9 +20,9 @@ struct PodDisruptionBudget;
 struct PodDisruptionBudgetList;
 
 struct Eviction {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   ::kcm::api::Box<::kcm::api::meta::v1::DeleteOptions> deleteOptions{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -31,7 +31,7 @@ struct PodDisruptionBudgetSpec {
   std::optional<::kcm::api::IntOrString> maxUnavailable{};
   std::optional<::kcm::api::IntOrString> minAvailable{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
-  std::optional<std::string> unhealthyPodEvictionPolicy{};
+  std::optional<::kcm::api::String> unhealthyPodEvictionPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -47,8 +47,8 @@ struct PodDisruptionBudgetStatus {
 };
 
 struct PodDisruptionBudget {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::policy::v1::PodDisruptionBudgetSpec spec{};
   ::kcm::api::policy::v1::PodDisruptionBudgetStatus status{};
@@ -56,9 +56,9 @@ struct PodDisruptionBudget {
 };
 
 struct PodDisruptionBudgetList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::policy::v1::PodDisruptionBudget> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

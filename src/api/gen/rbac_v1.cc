@@ -7,6 +7,7 @@ namespace kcm::api::rbac::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, AggregationRule& out) {
@@ -52,33 +53,33 @@ void encodeValue(JsonWriter& w, const AggregationRule& in) {
       case 5:
         if (key == "verbs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.verbs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 9:
         if (key == "apiGroups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.apiGroups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "resources") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resources, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 13:
         if (key == "resourceNames") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.resourceNames, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 15:
         if (key == "nonResourceURLs") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.nonResourceURLs, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.nonResourceURLs, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -92,11 +93,11 @@ void encodeValue(JsonWriter& w, const AggregationRule& in) {
 
 void encodeValue(JsonWriter& w, const PolicyRule& in) {
   w.beginObject();
-  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.nonResourceURLs.empty())) { w.key("nonResourceURLs"); encodeArray(w, in.nonResourceURLs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  if (!(in.apiGroups.empty())) { w.key("apiGroups"); encodeArray(w, in.apiGroups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.nonResourceURLs.empty())) { w.key("nonResourceURLs"); encodeArray(w, in.nonResourceURLs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resourceNames.empty())) { w.key("resourceNames"); encodeArray(w, in.resourceNames, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.resources.empty())) { w.key("resources"); encodeArray(w, in.resources, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  w.key("verbs"); encodeArray(w, in.verbs, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -113,7 +114,7 @@ void encodeValue(JsonWriter& w, const PolicyRule& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -134,7 +135,7 @@ void encodeValue(JsonWriter& w, const PolicyRule& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -177,7 +178,7 @@ void encodeValue(JsonWriter& w, const ClusterRole& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -222,7 +223,7 @@ void encodeValue(JsonWriter& w, const RoleRef& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -241,7 +242,7 @@ void encodeValue(JsonWriter& w, const RoleRef& in) {
       case 9:
         if (key == "namespace") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.namespace_)) return e;
+          if (auto e = decodeInterned(val, out.namespace_)) return e;
           continue;
         }
         break;
@@ -275,7 +276,7 @@ void encodeValue(JsonWriter& w, const Subject& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -301,7 +302,7 @@ void encodeValue(JsonWriter& w, const Subject& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -336,7 +337,7 @@ void encodeValue(JsonWriter& w, const ClusterRoleBinding& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -357,7 +358,7 @@ void encodeValue(JsonWriter& w, const ClusterRoleBinding& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -391,7 +392,7 @@ void encodeValue(JsonWriter& w, const ClusterRoleBindingList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -412,7 +413,7 @@ void encodeValue(JsonWriter& w, const ClusterRoleBindingList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -446,7 +447,7 @@ void encodeValue(JsonWriter& w, const ClusterRoleList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -467,7 +468,7 @@ void encodeValue(JsonWriter& w, const ClusterRoleList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -501,7 +502,7 @@ void encodeValue(JsonWriter& w, const Role& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -527,7 +528,7 @@ void encodeValue(JsonWriter& w, const Role& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -562,7 +563,7 @@ void encodeValue(JsonWriter& w, const RoleBinding& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -583,7 +584,7 @@ void encodeValue(JsonWriter& w, const RoleBinding& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -617,7 +618,7 @@ void encodeValue(JsonWriter& w, const RoleBindingList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -638,7 +639,7 @@ void encodeValue(JsonWriter& w, const RoleBindingList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -32,41 +32,41 @@ struct AggregationRule {
 };
 
 struct PolicyRule {
-  std::vector<std::string> apiGroups{};
-  std::vector<std::string> nonResourceURLs{};
-  std::vector<std::string> resourceNames{};
-  std::vector<std::string> resources{};
-  std::vector<std::string> verbs{};
+  std::vector<::kcm::api::String> apiGroups{};
+  std::vector<::kcm::api::String> nonResourceURLs{};
+  std::vector<::kcm::api::String> resourceNames{};
+  std::vector<::kcm::api::String> resources{};
+  std::vector<::kcm::api::String> verbs{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterRole {
   ::kcm::api::Box<::kcm::api::rbac::v1::AggregationRule> aggregationRule{};
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::rbac::v1::PolicyRule> rules{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct RoleRef {
-  std::string apiGroup{};
-  std::string kind{};
-  std::string name{};
+  ::kcm::api::String apiGroup{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Subject {
-  std::string apiGroup{};
-  std::string kind{};
-  std::string name{};
-  std::string namespace_{};
+  ::kcm::api::String apiGroup{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
+  ::kcm::api::String namespace_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterRoleBinding {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::rbac::v1::RoleRef roleRef{};
   std::vector<::kcm::api::rbac::v1::Subject> subjects{};
@@ -74,32 +74,32 @@ struct ClusterRoleBinding {
 };
 
 struct ClusterRoleBindingList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::rbac::v1::ClusterRoleBinding> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterRoleList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::rbac::v1::ClusterRole> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Role {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::rbac::v1::PolicyRule> rules{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct RoleBinding {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::rbac::v1::RoleRef roleRef{};
   std::vector<::kcm::api::rbac::v1::Subject> subjects{};
@@ -107,17 +107,17 @@ struct RoleBinding {
 };
 
 struct RoleBindingList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::rbac::v1::RoleBinding> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct RoleList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::rbac::v1::Role> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -7,6 +7,7 @@ namespace kcm::api::resource::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, NetworkDeviceData& out) {
@@ -21,7 +22,7 @@ using ::kcm::api::codec::encodeValue;
       case 3:
         if (key == "ips") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.ips, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.ips, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -51,7 +52,7 @@ void encodeValue(JsonWriter& w, const NetworkDeviceData& in) {
   w.beginObject();
   if (!(in.hardwareAddress.empty())) { w.key("hardwareAddress"); encodeValue(w, in.hardwareAddress); }
   if (!(in.interfaceName.empty())) { w.key("interfaceName"); encodeValue(w, in.interfaceName); }
-  if (!(in.ips.empty())) { w.key("ips"); encodeArray(w, in.ips, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.ips.empty())) { w.key("ips"); encodeArray(w, in.ips, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -86,7 +87,7 @@ void encodeValue(JsonWriter& w, const NetworkDeviceData& in) {
         }
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         break;
@@ -146,7 +147,7 @@ void encodeValue(JsonWriter& w, const AllocatedDeviceStatus& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         break;
@@ -198,7 +199,7 @@ void encodeValue(JsonWriter& w, const OpaqueDeviceConfiguration& in) {
       case 8:
         if (key == "requests") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -213,7 +214,7 @@ void encodeValue(JsonWriter& w, const OpaqueDeviceConfiguration& in) {
 void encodeValue(JsonWriter& w, const DeviceAllocationConfiguration& in) {
   w.beginObject();
   if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
-  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("source"); encodeValue(w, in.source);
   in.unknownFields.emit(w);
   w.endObject();
@@ -231,7 +232,7 @@ void encodeValue(JsonWriter& w, const DeviceAllocationConfiguration& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -252,7 +253,7 @@ void encodeValue(JsonWriter& w, const DeviceAllocationConfiguration& in) {
       case 8:
         if (key == "operator") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.operator_)) return e;
+          if (auto e = decodeInterned(val, out.operator_)) return e;
           continue;
         }
         break;
@@ -307,7 +308,7 @@ void encodeValue(JsonWriter& w, const DeviceToleration& in) {
         }
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         break;
@@ -347,21 +348,21 @@ void encodeValue(JsonWriter& w, const DeviceToleration& in) {
       case 17:
         if (key == "bindingConditions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 18:
         if (key == "skipNodeOperations") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.skipNodeOperations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.skipNodeOperations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
       case 24:
         if (key == "bindingFailureConditions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -376,15 +377,15 @@ void encodeValue(JsonWriter& w, const DeviceToleration& in) {
 void encodeValue(JsonWriter& w, const DeviceRequestAllocationResult& in) {
   w.beginObject();
   if (in.adminAccess) { w.key("adminAccess"); encodeValue(w, *in.adminAccess); }
-  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.consumedCapacity.empty())) { w.key("consumedCapacity"); encodeMap(w, in.consumedCapacity, [](JsonWriter& w, const ::kcm::api::Quantity& x) { encodeValue(w, x); }); }
   w.key("device"); encodeValue(w, in.device);
   w.key("driver"); encodeValue(w, in.driver);
   w.key("pool"); encodeValue(w, in.pool);
   w.key("request"); encodeValue(w, in.request);
   if (in.shareID) { w.key("shareID"); encodeValue(w, *in.shareID); }
-  if (!(in.skipNodeOperations.empty())) { w.key("skipNodeOperations"); encodeArray(w, in.skipNodeOperations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.skipNodeOperations.empty())) { w.key("skipNodeOperations"); encodeArray(w, in.skipNodeOperations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (!(in.tolerations.empty())) { w.key("tolerations"); encodeArray(w, in.tolerations, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceToleration& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -755,7 +756,7 @@ void encodeValue(JsonWriter& w, const CounterSet& in) {
       case 7:
         if (key == "strings") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.strings, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.strings, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "version") {
@@ -768,7 +769,7 @@ void encodeValue(JsonWriter& w, const CounterSet& in) {
       case 8:
         if (key == "versions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.versions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.versions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -787,9 +788,9 @@ void encodeValue(JsonWriter& w, const DeviceAttribute& in) {
   if (in.int_) { w.key("int"); encodeValue(w, *in.int_); }
   if (!(in.ints.empty())) { w.key("ints"); encodeArray(w, in.ints, [](JsonWriter& w, const int64_t& x) { encodeValue(w, x); }); }
   if (in.string) { w.key("string"); encodeValue(w, *in.string); }
-  if (!(in.strings.empty())) { w.key("strings"); encodeArray(w, in.strings, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.strings.empty())) { w.key("strings"); encodeArray(w, in.strings, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.version) { w.key("version"); encodeValue(w, *in.version); }
-  if (!(in.versions.empty())) { w.key("versions"); encodeArray(w, in.versions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.versions.empty())) { w.key("versions"); encodeArray(w, in.versions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -860,7 +861,7 @@ void encodeValue(JsonWriter& w, const DeviceCapacity& in) {
       case 19:
         if (key == "compatibilityGroups") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.compatibilityGroups, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.compatibilityGroups, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -874,7 +875,7 @@ void encodeValue(JsonWriter& w, const DeviceCapacity& in) {
 
 void encodeValue(JsonWriter& w, const DeviceCounterConsumption& in) {
   w.beginObject();
-  if (!(in.compatibilityGroups.empty())) { w.key("compatibilityGroups"); encodeArray(w, in.compatibilityGroups, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.compatibilityGroups.empty())) { w.key("compatibilityGroups"); encodeArray(w, in.compatibilityGroups, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("counterSet"); encodeValue(w, in.counterSet);
   w.key("counters"); encodeMap(w, in.counters, [](JsonWriter& w, const ::kcm::api::resource::v1::Counter& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
@@ -893,7 +894,7 @@ void encodeValue(JsonWriter& w, const DeviceCounterConsumption& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -1107,7 +1108,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResource& in) {
         if (key == "nodeName") {
           if (isNull(val)) { out.nodeName.reset(); continue; }
           auto& t = out.nodeName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -1144,7 +1145,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResource& in) {
       case 17:
         if (key == "bindingConditions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.bindingConditions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1157,7 +1158,7 @@ void encodeValue(JsonWriter& w, const NodeAllocatableResource& in) {
         }
         if (key == "bindingFailureConditions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.bindingFailureConditions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         if (key == "nodeAllocatableResources") {
@@ -1179,8 +1180,8 @@ void encodeValue(JsonWriter& w, const Device& in) {
   if (in.allNodes) { w.key("allNodes"); encodeValue(w, *in.allNodes); }
   if (in.allowMultipleAllocations) { w.key("allowMultipleAllocations"); encodeValue(w, *in.allowMultipleAllocations); }
   if (!(in.attributes.empty())) { w.key("attributes"); encodeMap(w, in.attributes, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceAttribute& x) { encodeValue(w, x); }); }
-  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.bindingConditions.empty())) { w.key("bindingConditions"); encodeArray(w, in.bindingConditions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.bindingFailureConditions.empty())) { w.key("bindingFailureConditions"); encodeArray(w, in.bindingFailureConditions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.bindsToNode) { w.key("bindsToNode"); encodeValue(w, *in.bindsToNode); }
   if (!(in.capacity.empty())) { w.key("capacity"); encodeMap(w, in.capacity, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceCapacity& x) { encodeValue(w, x); }); }
   if (!(in.consumesCounters.empty())) { w.key("consumesCounters"); encodeArray(w, in.consumesCounters, [](JsonWriter& w, const ::kcm::api::resource::v1::DeviceCounterConsumption& x) { encodeValue(w, x); }); }
@@ -1213,7 +1214,7 @@ void encodeValue(JsonWriter& w, const Device& in) {
       case 8:
         if (key == "requests") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1228,7 +1229,7 @@ void encodeValue(JsonWriter& w, const Device& in) {
 void encodeValue(JsonWriter& w, const DeviceClaimConfiguration& in) {
   w.beginObject();
   if (in.opaque) { w.key("opaque"); encodeValue(w, *in.opaque); }
-  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1245,7 +1246,7 @@ void encodeValue(JsonWriter& w, const DeviceClaimConfiguration& in) {
       case 8:
         if (key == "requests") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.requests, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -1277,7 +1278,7 @@ void encodeValue(JsonWriter& w, const DeviceConstraint& in) {
   w.beginObject();
   if (in.distinctAttribute) { w.key("distinctAttribute"); encodeValue(w, *in.distinctAttribute); }
   if (in.matchAttribute) { w.key("matchAttribute"); encodeValue(w, *in.matchAttribute); }
-  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.requests.empty())) { w.key("requests"); encodeArray(w, in.requests, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1715,7 +1716,7 @@ void encodeValue(JsonWriter& w, const DeviceClassSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1734,7 +1735,7 @@ void encodeValue(JsonWriter& w, const DeviceClassSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1768,7 +1769,7 @@ void encodeValue(JsonWriter& w, const DeviceClass& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1789,7 +1790,7 @@ void encodeValue(JsonWriter& w, const DeviceClass& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1838,7 +1839,7 @@ void encodeValue(JsonWriter& w, const DeviceClassList& in) {
         if (key == "driver") {
           if (isNull(val)) { out.driver.reset(); continue; }
           auto& t = out.driver.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -1942,7 +1943,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRuleStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1968,7 +1969,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRuleStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2003,7 +2004,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRule& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2024,7 +2025,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRule& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2190,7 +2191,7 @@ void encodeValue(JsonWriter& w, const ResourceClaimStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -2216,7 +2217,7 @@ void encodeValue(JsonWriter& w, const ResourceClaimStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2251,7 +2252,7 @@ void encodeValue(JsonWriter& w, const ResourceClaim& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2272,7 +2273,7 @@ void encodeValue(JsonWriter& w, const ResourceClaim& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2345,7 +2346,7 @@ void encodeValue(JsonWriter& w, const ResourceClaimTemplateSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -2364,7 +2365,7 @@ void encodeValue(JsonWriter& w, const ResourceClaimTemplateSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2398,7 +2399,7 @@ void encodeValue(JsonWriter& w, const ResourceClaimTemplate& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2419,7 +2420,7 @@ void encodeValue(JsonWriter& w, const ResourceClaimTemplate& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2507,7 +2508,7 @@ void encodeValue(JsonWriter& w, const ResourcePool& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         break;
@@ -2528,7 +2529,7 @@ void encodeValue(JsonWriter& w, const ResourcePool& in) {
         if (key == "nodeName") {
           if (isNull(val)) { out.nodeName.reset(); continue; }
           auto& t = out.nodeName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -2550,7 +2551,7 @@ void encodeValue(JsonWriter& w, const ResourcePool& in) {
       case 18:
         if (key == "skipNodeOperations") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.skipNodeOperations, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.skipNodeOperations, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -2587,7 +2588,7 @@ void encodeValue(JsonWriter& w, const ResourceSliceSpec& in) {
   if (in.perDeviceNodeSelection) { w.key("perDeviceNodeSelection"); encodeValue(w, *in.perDeviceNodeSelection); }
   w.key("pool"); encodeValue(w, in.pool);
   if (!(in.sharedCounters.empty())) { w.key("sharedCounters"); encodeArray(w, in.sharedCounters, [](JsonWriter& w, const ::kcm::api::resource::v1::CounterSet& x) { encodeValue(w, x); }); }
-  if (!(in.skipNodeOperations.empty())) { w.key("skipNodeOperations"); encodeArray(w, in.skipNodeOperations, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.skipNodeOperations.empty())) { w.key("skipNodeOperations"); encodeArray(w, in.skipNodeOperations, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -2604,7 +2605,7 @@ void encodeValue(JsonWriter& w, const ResourceSliceSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -2623,7 +2624,7 @@ void encodeValue(JsonWriter& w, const ResourceSliceSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -2657,7 +2658,7 @@ void encodeValue(JsonWriter& w, const ResourceSlice& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -2678,7 +2679,7 @@ void encodeValue(JsonWriter& w, const ResourceSlice& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

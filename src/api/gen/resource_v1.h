@@ -67,56 +67,56 @@ struct ResourceSlice;
 struct ResourceSliceList;
 
 struct NetworkDeviceData {
-  std::string hardwareAddress{};
-  std::string interfaceName{};
-  std::vector<std::string> ips{};
+  ::kcm::api::String hardwareAddress{};
+  ::kcm::api::String interfaceName{};
+  std::vector<::kcm::api::String> ips{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AllocatedDeviceStatus {
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
   std::optional<::kcm::api::RawJson> data{};
-  std::string device{};
-  std::string driver{};
+  ::kcm::api::String device{};
+  ::kcm::api::String driver{};
   ::kcm::api::Box<::kcm::api::resource::v1::NetworkDeviceData> networkData{};
-  std::string pool{};
-  std::optional<std::string> shareID{};
+  ::kcm::api::String pool{};
+  std::optional<::kcm::api::String> shareID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct OpaqueDeviceConfiguration {
-  std::string driver{};
+  ::kcm::api::String driver{};
   ::kcm::api::RawJson parameters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceAllocationConfiguration {
   ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
-  std::vector<std::string> requests{};
-  std::string source{};
+  std::vector<::kcm::api::String> requests{};
+  ::kcm::api::String source{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceToleration {
-  std::string effect{};
-  std::string key{};
-  std::string operator_{};
+  ::kcm::api::String effect{};
+  ::kcm::api::String key{};
+  ::kcm::api::String operator_{};
   std::optional<int64_t> tolerationSeconds{};
-  std::string value{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceRequestAllocationResult {
   std::optional<bool> adminAccess{};
-  std::vector<std::string> bindingConditions{};
-  std::vector<std::string> bindingFailureConditions{};
+  std::vector<::kcm::api::String> bindingConditions{};
+  std::vector<::kcm::api::String> bindingFailureConditions{};
   ::kcm::api::StringMap<::kcm::api::Quantity> consumedCapacity{};
-  std::string device{};
-  std::string driver{};
-  std::string pool{};
-  std::string request{};
-  std::optional<std::string> shareID{};
-  std::vector<std::string> skipNodeOperations{};
+  ::kcm::api::String device{};
+  ::kcm::api::String driver{};
+  ::kcm::api::String pool{};
+  ::kcm::api::String request{};
+  std::optional<::kcm::api::String> shareID{};
+  std::vector<::kcm::api::String> skipNodeOperations{};
   std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -135,7 +135,7 @@ struct AllocationResult {
 };
 
 struct CELDeviceSelector {
-  std::string expression{};
+  ::kcm::api::String expression{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -165,7 +165,7 @@ struct Counter {
 
 struct CounterSet {
   ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -174,10 +174,10 @@ struct DeviceAttribute {
   std::vector<bool> bools{};
   std::optional<int64_t> int_{};
   std::vector<int64_t> ints{};
-  std::optional<std::string> string{};
-  std::vector<std::string> strings{};
-  std::optional<std::string> version{};
-  std::vector<std::string> versions{};
+  std::optional<::kcm::api::String> string{};
+  std::vector<::kcm::api::String> strings{};
+  std::optional<::kcm::api::String> version{};
+  std::vector<::kcm::api::String> versions{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -188,22 +188,22 @@ struct DeviceCapacity {
 };
 
 struct DeviceCounterConsumption {
-  std::vector<std::string> compatibilityGroups{};
-  std::string counterSet{};
+  std::vector<::kcm::api::String> compatibilityGroups{};
+  ::kcm::api::String counterSet{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceTaint {
-  std::string effect{};
-  std::string key{};
+  ::kcm::api::String effect{};
+  ::kcm::api::String key{};
   std::optional<::kcm::api::Time> timeAdded{};
-  std::string value{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeAllocatableMapping {
-  std::optional<std::string> capacityKey{};
+  std::optional<::kcm::api::String> capacityKey{};
   std::optional<::kcm::api::Quantity> capacityMultiplier{};
   std::optional<::kcm::api::Quantity> deviceMultiplier{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -225,14 +225,14 @@ struct Device {
   std::optional<bool> allNodes{};
   std::optional<bool> allowMultipleAllocations{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceAttribute> attributes{};
-  std::vector<std::string> bindingConditions{};
-  std::vector<std::string> bindingFailureConditions{};
+  std::vector<::kcm::api::String> bindingConditions{};
+  std::vector<::kcm::api::String> bindingFailureConditions{};
   std::optional<bool> bindsToNode{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceCapacity> capacity{};
   std::vector<::kcm::api::resource::v1::DeviceCounterConsumption> consumesCounters{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::NodeAllocatableResource> nodeAllocatableResources{};
-  std::optional<std::string> nodeName{};
+  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
   std::vector<::kcm::api::resource::v1::DeviceTaint> taints{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -240,20 +240,20 @@ struct Device {
 
 struct DeviceClaimConfiguration {
   ::kcm::api::Box<::kcm::api::resource::v1::OpaqueDeviceConfiguration> opaque{};
-  std::vector<std::string> requests{};
+  std::vector<::kcm::api::String> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceConstraint {
-  std::optional<std::string> distinctAttribute{};
-  std::optional<std::string> matchAttribute{};
-  std::vector<std::string> requests{};
+  std::optional<::kcm::api::String> distinctAttribute{};
+  std::optional<::kcm::api::String> matchAttribute{};
+  std::vector<::kcm::api::String> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceDerivedAttribute {
-  std::string expression{};
-  std::string name{};
+  ::kcm::api::String expression{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -263,12 +263,12 @@ struct DeviceSelector {
 };
 
 struct DeviceSubRequest {
-  std::string allocationMode{};
+  ::kcm::api::String allocationMode{};
   ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
   int64_t count{};
   std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
-  std::string deviceClassName{};
-  std::string name{};
+  ::kcm::api::String deviceClassName{};
+  ::kcm::api::String name{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
   std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -276,11 +276,11 @@ struct DeviceSubRequest {
 
 struct ExactDeviceRequest {
   std::optional<bool> adminAccess{};
-  std::string allocationMode{};
+  ::kcm::api::String allocationMode{};
   ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
   int64_t count{};
   std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
-  std::string deviceClassName{};
+  ::kcm::api::String deviceClassName{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
   std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -289,7 +289,7 @@ struct ExactDeviceRequest {
 struct DeviceRequest {
   ::kcm::api::Box<::kcm::api::resource::v1::ExactDeviceRequest> exactly{};
   std::vector<::kcm::api::resource::v1::DeviceSubRequest> firstAvailable{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -307,31 +307,31 @@ struct DeviceClassConfiguration {
 
 struct DeviceClassSpec {
   std::vector<::kcm::api::resource::v1::DeviceClassConfiguration> config{};
-  std::optional<std::string> extendedResourceName{};
+  std::optional<::kcm::api::String> extendedResourceName{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceClass {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::DeviceClassSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceClassList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::DeviceClass> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceTaintSelector {
-  std::optional<std::string> device{};
-  std::optional<std::string> driver{};
-  std::optional<std::string> pool{};
+  std::optional<::kcm::api::String> device{};
+  std::optional<::kcm::api::String> driver{};
+  std::optional<::kcm::api::String> pool{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -347,8 +347,8 @@ struct DeviceTaintRuleStatus {
 };
 
 struct DeviceTaintRule {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::DeviceTaintRuleSpec spec{};
   ::kcm::api::resource::v1::DeviceTaintRuleStatus status{};
@@ -356,9 +356,9 @@ struct DeviceTaintRule {
 };
 
 struct DeviceTaintRuleList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::DeviceTaintRule> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -369,10 +369,10 @@ struct ResourceClaimSpec {
 };
 
 struct ResourceClaimConsumerReference {
-  std::string apiGroup{};
-  std::string name{};
-  std::string resource{};
-  std::string uid{};
+  ::kcm::api::String apiGroup{};
+  ::kcm::api::String name{};
+  ::kcm::api::String resource{};
+  ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -384,8 +384,8 @@ struct ResourceClaimStatus {
 };
 
 struct ResourceClaim {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceClaimSpec spec{};
   ::kcm::api::resource::v1::ResourceClaimStatus status{};
@@ -393,9 +393,9 @@ struct ResourceClaim {
 };
 
 struct ResourceClaimList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::ResourceClaim> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -407,24 +407,24 @@ struct ResourceClaimTemplateSpec {
 };
 
 struct ResourceClaimTemplate {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceClaimTemplateSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceClaimTemplateList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::ResourceClaimTemplate> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePool {
   int64_t generation{};
-  std::string name{};
+  ::kcm::api::String name{};
   int64_t resourceSliceCount{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -432,29 +432,29 @@ struct ResourcePool {
 struct ResourceSliceSpec {
   std::optional<bool> allNodes{};
   std::vector<::kcm::api::resource::v1::Device> devices{};
-  std::string driver{};
-  std::optional<std::string> nodeName{};
+  ::kcm::api::String driver{};
+  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
-  std::optional<std::string> partitionTypeAttribute{};
+  std::optional<::kcm::api::String> partitionTypeAttribute{};
   std::optional<bool> perDeviceNodeSelection{};
   ::kcm::api::resource::v1::ResourcePool pool{};
   std::vector<::kcm::api::resource::v1::CounterSet> sharedCounters{};
-  std::vector<std::string> skipNodeOperations{};
+  std::vector<::kcm::api::String> skipNodeOperations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceSlice {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceSliceSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceSliceList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::ResourceSlice> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

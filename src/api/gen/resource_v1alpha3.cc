@@ -7,6 +7,7 @@ namespace kcm::api::resource::v1alpha3 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, DeviceTaint& out) {
@@ -21,7 +22,7 @@ using ::kcm::api::codec::encodeValue;
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -92,7 +93,7 @@ void encodeValue(JsonWriter& w, const DeviceTaint& in) {
         if (key == "driver") {
           if (isNull(val)) { out.driver.reset(); continue; }
           auto& t = out.driver.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         break;
@@ -196,7 +197,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRuleStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -222,7 +223,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRuleStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -257,7 +258,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRule& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -278,7 +279,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRule& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -312,7 +313,7 @@ void encodeValue(JsonWriter& w, const DeviceTaintRuleList& in) {
       case 4:
         if (key == "type") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.type)) return e;
+          if (auto e = decodeInterned(val, out.type)) return e;
           continue;
         }
         break;
@@ -476,7 +477,7 @@ void encodeValue(JsonWriter& w, const ShareableSummaryStatus& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         break;
@@ -484,7 +485,7 @@ void encodeValue(JsonWriter& w, const ShareableSummaryStatus& in) {
         if (key == "nodeName") {
           if (isNull(val)) { out.nodeName.reset(); continue; }
           auto& t = out.nodeName.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         if (key == "poolName") {
@@ -601,7 +602,7 @@ void encodeValue(JsonWriter& w, const PoolStatus& in) {
       case 6:
         if (key == "driver") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.driver)) return e;
+          if (auto e = decodeInterned(val, out.driver)) return e;
           continue;
         }
         break;
@@ -699,7 +700,7 @@ void encodeValue(JsonWriter& w, const ResourcePoolStatusRequestStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -726,7 +727,7 @@ void encodeValue(JsonWriter& w, const ResourcePoolStatusRequestStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -761,7 +762,7 @@ void encodeValue(JsonWriter& w, const ResourcePoolStatusRequest& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -782,7 +783,7 @@ void encodeValue(JsonWriter& w, const ResourcePoolStatusRequest& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

@@ -29,17 +29,17 @@ struct ResourcePoolStatusRequest;
 struct ResourcePoolStatusRequestList;
 
 struct DeviceTaint {
-  std::string effect{};
-  std::string key{};
+  ::kcm::api::String effect{};
+  ::kcm::api::String key{};
   std::optional<::kcm::api::Time> timeAdded{};
-  std::string value{};
+  ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceTaintSelector {
-  std::optional<std::string> device{};
-  std::optional<std::string> driver{};
-  std::optional<std::string> pool{};
+  std::optional<::kcm::api::String> device{};
+  std::optional<::kcm::api::String> driver{};
+  std::optional<::kcm::api::String> pool{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -55,8 +55,8 @@ struct DeviceTaintRuleStatus {
 };
 
 struct DeviceTaintRule {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1alpha3::DeviceTaintRuleSpec spec{};
   ::kcm::api::resource::v1alpha3::DeviceTaintRuleStatus status{};
@@ -64,25 +64,25 @@ struct DeviceTaintRule {
 };
 
 struct DeviceTaintRuleList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1alpha3::DeviceTaintRule> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PartitionTypeStatus {
   std::optional<int32_t> allocatable{};
-  std::string attribute{};
+  ::kcm::api::String attribute{};
   std::optional<int32_t> total{};
-  std::string type{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ShareableCapacityStatus {
   std::optional<::kcm::api::Quantity> available{};
   std::optional<::kcm::api::Quantity> consumed{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::optional<::kcm::api::Quantity> total{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -97,24 +97,24 @@ struct ShareableSummaryStatus {
 struct PoolStatus {
   std::optional<int32_t> allocatedDevices{};
   std::optional<int32_t> availableDevices{};
-  std::string driver{};
+  ::kcm::api::String driver{};
   int64_t generation{};
-  std::optional<std::string> nodeName{};
+  std::optional<::kcm::api::String> nodeName{};
   std::vector<::kcm::api::resource::v1alpha3::PartitionTypeStatus> partitionSummary{};
-  std::string poolName{};
+  ::kcm::api::String poolName{};
   std::optional<int32_t> resourceSliceCount{};
   ::kcm::api::Box<::kcm::api::resource::v1alpha3::ShareableSummaryStatus> shareableSummary{};
   std::optional<int32_t> totalDevices{};
   std::optional<int32_t> unavailableDevices{};
-  std::optional<std::string> validationError{};
+  std::optional<::kcm::api::String> validationError{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePoolStatusRequestSpec {
-  std::optional<std::string> defaultPartitionTypeAttribute{};
-  std::string driver{};
+  std::optional<::kcm::api::String> defaultPartitionTypeAttribute{};
+  ::kcm::api::String driver{};
   std::optional<int32_t> limit{};
-  std::optional<std::string> poolName{};
+  std::optional<::kcm::api::String> poolName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -126,8 +126,8 @@ struct ResourcePoolStatusRequestStatus {
 };
 
 struct ResourcePoolStatusRequest {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1alpha3::ResourcePoolStatusRequestSpec spec{};
   ::kcm::api::Box<::kcm::api::resource::v1alpha3::ResourcePoolStatusRequestStatus> status{};
@@ -135,9 +135,9 @@ struct ResourcePoolStatusRequest {
 };
 
 struct ResourcePoolStatusRequestList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1alpha3::ResourcePoolStatusRequest> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

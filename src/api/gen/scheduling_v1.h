@@ -17,20 +17,20 @@ struct PriorityClass;
 struct PriorityClassList;
 
 struct PriorityClass {
-  std::string apiVersion{};
-  std::string description{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String description{};
   bool globalDefault{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::optional<std::string> preemptionPolicy{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
   int32_t value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PriorityClassList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::scheduling::v1::PriorityClass> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

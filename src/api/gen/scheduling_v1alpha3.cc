@@ -7,6 +7,7 @@ namespace kcm::api::scheduling::v1alpha3 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TopologyConstraint& out) {
@@ -21,7 +22,7 @@ using ::kcm::api::codec::encodeValue;
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;

@@ -23,7 +23,7 @@ struct WorkloadPodGroupSchedulingConstraints;
 struct WorkloadPodGroupSchedulingPolicy;
 
 struct TopologyConstraint {
-  std::string key{};
+  ::kcm::api::String key{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -51,9 +51,9 @@ struct WorkloadPodGroupGangSchedulingPolicy {
 };
 
 struct WorkloadPodGroupResourceClaim {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  std::optional<std::string> resourceClaimTemplateName{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> resourceClaimName{};
+  std::optional<::kcm::api::String> resourceClaimTemplateName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

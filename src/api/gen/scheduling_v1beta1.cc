@@ -7,6 +7,7 @@ namespace kcm::api::scheduling::v1beta1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, AllCompositeDisruptionMode& out) {
@@ -208,7 +209,7 @@ void encodeValue(JsonWriter& w, const CompositeGangSchedulingPolicy& in) {
       case 3:
         if (key == "key") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.key)) return e;
+          if (auto e = decodeInterned(val, out.key)) return e;
           continue;
         }
         break;
@@ -556,7 +557,7 @@ void encodeValue(JsonWriter& w, const PodGroupSchedulingPolicy& in) {
         if (key == "preemptionPolicy") {
           if (isNull(val)) { out.preemptionPolicy.reset(); continue; }
           auto& t = out.preemptionPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         if (key == "schedulingPolicy") {
@@ -568,7 +569,7 @@ void encodeValue(JsonWriter& w, const PodGroupSchedulingPolicy& in) {
       case 17:
         if (key == "priorityClassName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.priorityClassName)) return e;
+          if (auto e = decodeInterned(val, out.priorityClassName)) return e;
           continue;
         }
         break;
@@ -638,7 +639,7 @@ void encodeValue(JsonWriter& w, const PodGroupTemplate& in) {
         if (key == "preemptionPolicy") {
           if (isNull(val)) { out.preemptionPolicy.reset(); continue; }
           auto& t = out.preemptionPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         if (key == "schedulingPolicy") {
@@ -655,7 +656,7 @@ void encodeValue(JsonWriter& w, const PodGroupTemplate& in) {
         }
         if (key == "priorityClassName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.priorityClassName)) return e;
+          if (auto e = decodeInterned(val, out.priorityClassName)) return e;
           continue;
         }
         break;
@@ -776,7 +777,7 @@ void encodeValue(JsonWriter& w, const WorkloadReference& in) {
         if (key == "preemptionPolicy") {
           if (isNull(val)) { out.preemptionPolicy.reset(); continue; }
           auto& t = out.preemptionPolicy.emplace();
-          if (auto e = decodeValue(val, t)) return e;
+          if (auto e = decodeInterned(val, t)) return e;
           continue;
         }
         if (key == "schedulingPolicy") {
@@ -788,7 +789,7 @@ void encodeValue(JsonWriter& w, const WorkloadReference& in) {
       case 17:
         if (key == "priorityClassName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.priorityClassName)) return e;
+          if (auto e = decodeInterned(val, out.priorityClassName)) return e;
           continue;
         }
         break;
@@ -922,7 +923,7 @@ void encodeValue(JsonWriter& w, const PodGroupStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -948,7 +949,7 @@ void encodeValue(JsonWriter& w, const PodGroupStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -983,7 +984,7 @@ void encodeValue(JsonWriter& w, const PodGroup& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1004,7 +1005,7 @@ void encodeValue(JsonWriter& w, const PodGroup& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1038,7 +1039,7 @@ void encodeValue(JsonWriter& w, const PodGroupList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "name") {
@@ -1131,7 +1132,7 @@ void encodeValue(JsonWriter& w, const WorkloadSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1150,7 +1151,7 @@ void encodeValue(JsonWriter& w, const WorkloadSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1184,7 +1185,7 @@ void encodeValue(JsonWriter& w, const Workload& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1205,7 +1206,7 @@ void encodeValue(JsonWriter& w, const Workload& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

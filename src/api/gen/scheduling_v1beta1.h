@@ -74,7 +74,7 @@ struct CompositeGangSchedulingPolicy {
 };
 
 struct TopologyConstraint {
-  std::string key{};
+  ::kcm::api::String key{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -100,9 +100,9 @@ struct DisruptionMode {
 };
 
 struct PodGroupResourceClaim {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
-  std::optional<std::string> resourceClaimTemplateName{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> resourceClaimName{};
+  std::optional<::kcm::api::String> resourceClaimTemplateName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -124,10 +124,10 @@ struct PodGroupSchedulingPolicy {
 
 struct PodGroupTemplate {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::DisruptionMode> disruptionMode{};
-  std::string name{};
-  std::optional<std::string> preemptionPolicy{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
   std::optional<int32_t> priority{};
-  std::string priorityClassName{};
+  ::kcm::api::String priorityClassName{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroupResourceClaim> resourceClaims{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
@@ -137,28 +137,28 @@ struct PodGroupTemplate {
 struct CompositePodGroupTemplate {
   std::vector<::kcm::api::scheduling::v1beta1::CompositePodGroupTemplate> compositePodGroupTemplates{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositeDisruptionMode> disruptionMode{};
-  std::string name{};
+  ::kcm::api::String name{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroupTemplate> podGroupTemplates{};
-  std::optional<std::string> preemptionPolicy{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
   std::optional<int32_t> priority{};
-  std::string priorityClassName{};
+  ::kcm::api::String priorityClassName{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingPolicy schedulingPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct WorkloadReference {
-  std::string templateName{};
-  std::string workloadName{};
+  ::kcm::api::String templateName{};
+  ::kcm::api::String workloadName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodGroupSpec {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::DisruptionMode> disruptionMode{};
-  std::optional<std::string> parentCompositePodGroupName{};
-  std::optional<std::string> preemptionPolicy{};
+  std::optional<::kcm::api::String> parentCompositePodGroupName{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
   std::optional<int32_t> priority{};
-  std::string priorityClassName{};
+  ::kcm::api::String priorityClassName{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroupResourceClaim> resourceClaims{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
@@ -167,8 +167,8 @@ struct PodGroupSpec {
 };
 
 struct PodGroupResourceClaimStatus {
-  std::string name{};
-  std::optional<std::string> resourceClaimName{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> resourceClaimName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -179,8 +179,8 @@ struct PodGroupStatus {
 };
 
 struct PodGroup {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::scheduling::v1beta1::PodGroupSpec spec{};
   ::kcm::api::scheduling::v1beta1::PodGroupStatus status{};
@@ -188,17 +188,17 @@ struct PodGroup {
 };
 
 struct PodGroupList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroup> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TypedLocalObjectReference {
-  std::string apiGroup{};
-  std::string kind{};
-  std::string name{};
+  ::kcm::api::String apiGroup{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -210,17 +210,17 @@ struct WorkloadSpec {
 };
 
 struct Workload {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::scheduling::v1beta1::WorkloadSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct WorkloadList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::scheduling::v1beta1::Workload> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

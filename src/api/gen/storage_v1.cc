@@ -7,6 +7,7 @@ namespace kcm::api::storage::v1 {
 using ::kcm::api::JsonWriter;
 using namespace ::kcm::api::codec;
 using ::kcm::api::codec::decodeValue;
+using ::kcm::api::codec::decodeInterned;
 using ::kcm::api::codec::encodeValue;
 
 ::simdjson::error_code decodeValue(::simdjson::ondemand::value v, TokenRequest& out) {
@@ -112,7 +113,7 @@ void encodeValue(JsonWriter& w, const TokenRequest& in) {
       case 20:
         if (key == "volumeLifecycleModes") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.volumeLifecycleModes, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.volumeLifecycleModes, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -160,7 +161,7 @@ void encodeValue(JsonWriter& w, const CSIDriverSpec& in) {
   if (in.serviceAccountTokenInSecrets) { w.key("serviceAccountTokenInSecrets"); encodeValue(w, *in.serviceAccountTokenInSecrets); }
   if (in.storageCapacity) { w.key("storageCapacity"); encodeValue(w, *in.storageCapacity); }
   if (!(in.tokenRequests.empty())) { w.key("tokenRequests"); encodeArray(w, in.tokenRequests, [](JsonWriter& w, const ::kcm::api::storage::v1::TokenRequest& x) { encodeValue(w, x); }); }
-  if (!(in.volumeLifecycleModes.empty())) { w.key("volumeLifecycleModes"); encodeArray(w, in.volumeLifecycleModes, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.volumeLifecycleModes.empty())) { w.key("volumeLifecycleModes"); encodeArray(w, in.volumeLifecycleModes, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -177,7 +178,7 @@ void encodeValue(JsonWriter& w, const CSIDriverSpec& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -196,7 +197,7 @@ void encodeValue(JsonWriter& w, const CSIDriverSpec& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -230,7 +231,7 @@ void encodeValue(JsonWriter& w, const CSIDriver& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -251,7 +252,7 @@ void encodeValue(JsonWriter& w, const CSIDriver& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -339,7 +340,7 @@ void encodeValue(JsonWriter& w, const VolumeNodeResources& in) {
       case 12:
         if (key == "topologyKeys") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.topologyKeys, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.topologyKeys, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -356,7 +357,7 @@ void encodeValue(JsonWriter& w, const CSINodeDriver& in) {
   if (in.allocatable) { w.key("allocatable"); encodeValue(w, *in.allocatable); }
   w.key("name"); encodeValue(w, in.name);
   w.key("nodeID"); encodeValue(w, in.nodeID);
-  w.key("topologyKeys"); encodeArray(w, in.topologyKeys, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); });
+  w.key("topologyKeys"); encodeArray(w, in.topologyKeys, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); });
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -404,7 +405,7 @@ void encodeValue(JsonWriter& w, const CSINodeSpec& in) {
       case 6:
         if (key == "reason") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.reason)) return e;
+          if (auto e = decodeInterned(val, out.reason)) return e;
           continue;
         }
         if (key == "status") {
@@ -543,7 +544,7 @@ void encodeValue(JsonWriter& w, const CSINodeStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -569,7 +570,7 @@ void encodeValue(JsonWriter& w, const CSINodeStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -604,7 +605,7 @@ void encodeValue(JsonWriter& w, const CSINode& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -625,7 +626,7 @@ void encodeValue(JsonWriter& w, const CSINode& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -659,7 +660,7 @@ void encodeValue(JsonWriter& w, const CSINodeList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -679,7 +680,7 @@ void encodeValue(JsonWriter& w, const CSINodeList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -694,7 +695,7 @@ void encodeValue(JsonWriter& w, const CSINodeList& in) {
       case 16:
         if (key == "storageClassName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.storageClassName)) return e;
+          if (auto e = decodeInterned(val, out.storageClassName)) return e;
           continue;
         }
         break;
@@ -739,7 +740,7 @@ void encodeValue(JsonWriter& w, const CSIStorageCapacity& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -760,7 +761,7 @@ void encodeValue(JsonWriter& w, const CSIStorageCapacity& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -794,7 +795,7 @@ void encodeValue(JsonWriter& w, const CSIStorageCapacityList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -808,26 +809,26 @@ void encodeValue(JsonWriter& w, const CSIStorageCapacityList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "parameters") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.parameters, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.parameters, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
       case 11:
         if (key == "provisioner") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.provisioner)) return e;
+          if (auto e = decodeInterned(val, out.provisioner)) return e;
           continue;
         }
         break;
       case 12:
         if (key == "mountOptions") {
           if (isNull(val)) continue;
-          if (auto e = decodeArray(val, out.mountOptions, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeArray(val, out.mountOptions, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeValue(x, o); })) return e;
           continue;
         }
         break;
@@ -875,8 +876,8 @@ void encodeValue(JsonWriter& w, const StorageClass& in) {
   if (!(in.apiVersion.empty())) { w.key("apiVersion"); encodeValue(w, in.apiVersion); }
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  if (!(in.mountOptions.empty())) { w.key("mountOptions"); encodeArray(w, in.mountOptions, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
-  if (!(in.parameters.empty())) { w.key("parameters"); encodeMap(w, in.parameters, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.mountOptions.empty())) { w.key("mountOptions"); encodeArray(w, in.mountOptions, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
+  if (!(in.parameters.empty())) { w.key("parameters"); encodeMap(w, in.parameters, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   w.key("provisioner"); encodeValue(w, in.provisioner);
   if (in.reclaimPolicy) { w.key("reclaimPolicy"); encodeValue(w, *in.reclaimPolicy); }
   if (in.volumeBindingMode) { w.key("volumeBindingMode"); encodeValue(w, *in.volumeBindingMode); }
@@ -896,7 +897,7 @@ void encodeValue(JsonWriter& w, const StorageClass& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -917,7 +918,7 @@ void encodeValue(JsonWriter& w, const StorageClass& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1004,7 +1005,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentSource& in) {
         }
         if (key == "nodeName") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.nodeName)) return e;
+          if (auto e = decodeInterned(val, out.nodeName)) return e;
           continue;
         }
         break;
@@ -1106,7 +1107,7 @@ void encodeValue(JsonWriter& w, const VolumeError& in) {
       case 18:
         if (key == "attachmentMetadata") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.attachmentMetadata, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.attachmentMetadata, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1122,7 +1123,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentStatus& in) {
   w.beginObject();
   if (in.attachError) { w.key("attachError"); encodeValue(w, *in.attachError); }
   w.key("attached"); encodeValue(w, in.attached);
-  if (!(in.attachmentMetadata.empty())) { w.key("attachmentMetadata"); encodeMap(w, in.attachmentMetadata, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.attachmentMetadata.empty())) { w.key("attachmentMetadata"); encodeMap(w, in.attachmentMetadata, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   if (in.detachError) { w.key("detachError"); encodeValue(w, *in.detachError); }
   in.unknownFields.emit(w);
   w.endObject();
@@ -1140,7 +1141,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentStatus& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         if (key == "spec") {
@@ -1166,7 +1167,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentStatus& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1201,7 +1202,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachment& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1222,7 +1223,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachment& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;
@@ -1256,7 +1257,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentList& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1270,7 +1271,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentList& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         if (key == "driverName") {
@@ -1280,7 +1281,7 @@ void encodeValue(JsonWriter& w, const VolumeAttachmentList& in) {
         }
         if (key == "parameters") {
           if (isNull(val)) continue;
-          if (auto e = decodeMap(val, out.parameters, [](::simdjson::ondemand::value x, std::string& o) { return decodeValue(x, o); })) return e;
+          if (auto e = decodeMap(val, out.parameters, [](::simdjson::ondemand::value x, ::kcm::api::String& o) { return decodeInterned(x, o); })) return e;
           continue;
         }
         break;
@@ -1298,7 +1299,7 @@ void encodeValue(JsonWriter& w, const VolumeAttributesClass& in) {
   w.key("driverName"); encodeValue(w, in.driverName);
   if (!(in.kind.empty())) { w.key("kind"); encodeValue(w, in.kind); }
   w.key("metadata"); encodeValue(w, in.metadata);
-  if (!(in.parameters.empty())) { w.key("parameters"); encodeMap(w, in.parameters, [](JsonWriter& w, const std::string& x) { encodeValue(w, x); }); }
+  if (!(in.parameters.empty())) { w.key("parameters"); encodeMap(w, in.parameters, [](JsonWriter& w, const ::kcm::api::String& x) { encodeValue(w, x); }); }
   in.unknownFields.emit(w);
   w.endObject();
 }
@@ -1315,7 +1316,7 @@ void encodeValue(JsonWriter& w, const VolumeAttributesClass& in) {
       case 4:
         if (key == "kind") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.kind)) return e;
+          if (auto e = decodeInterned(val, out.kind)) return e;
           continue;
         }
         break;
@@ -1336,7 +1337,7 @@ void encodeValue(JsonWriter& w, const VolumeAttributesClass& in) {
       case 10:
         if (key == "apiVersion") {
           if (isNull(val)) continue;
-          if (auto e = decodeValue(val, out.apiVersion)) return e;
+          if (auto e = decodeInterned(val, out.apiVersion)) return e;
           continue;
         }
         break;

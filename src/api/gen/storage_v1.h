@@ -40,14 +40,14 @@ struct VolumeAttributesClass;
 struct VolumeAttributesClassList;
 
 struct TokenRequest {
-  std::string audience{};
+  ::kcm::api::String audience{};
   std::optional<int64_t> expirationSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIDriverSpec {
   std::optional<bool> attachRequired{};
-  std::optional<std::string> fsGroupPolicy{};
+  std::optional<::kcm::api::String> fsGroupPolicy{};
   std::optional<int64_t> nodeAllocatableUpdatePeriodSeconds{};
   std::optional<bool> podInfoOnMount{};
   std::optional<bool> preventPodSchedulingIfMissing{};
@@ -56,22 +56,22 @@ struct CSIDriverSpec {
   std::optional<bool> serviceAccountTokenInSecrets{};
   std::optional<bool> storageCapacity{};
   std::vector<::kcm::api::storage::v1::TokenRequest> tokenRequests{};
-  std::vector<std::string> volumeLifecycleModes{};
+  std::vector<::kcm::api::String> volumeLifecycleModes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIDriver {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::CSIDriverSpec spec{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIDriverList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::CSIDriver> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -83,9 +83,9 @@ struct VolumeNodeResources {
 
 struct CSINodeDriver {
   ::kcm::api::Box<::kcm::api::storage::v1::VolumeNodeResources> allocatable{};
-  std::string name{};
-  std::string nodeID{};
-  std::vector<std::string> topologyKeys{};
+  ::kcm::api::String name{};
+  ::kcm::api::String nodeID{};
+  std::vector<::kcm::api::String> topologyKeys{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -95,18 +95,18 @@ struct CSINodeSpec {
 };
 
 struct StorageHealthCondition {
-  std::optional<std::string> accessMode{};
+  std::optional<::kcm::api::String> accessMode{};
   ::kcm::api::Time lastTransitionTime{};
-  std::string message{};
-  std::string reason{};
-  std::string status{};
-  std::optional<std::string> volumeMode{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String status{};
+  std::optional<::kcm::api::String> volumeMode{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageHealth {
   std::vector<::kcm::api::storage::v1::StorageHealthCondition> healthConditions{};
-  std::string name{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -116,8 +116,8 @@ struct CSINodeStatus {
 };
 
 struct CSINode {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::CSINodeSpec spec{};
   ::kcm::api::storage::v1::CSINodeStatus status{};
@@ -125,28 +125,28 @@ struct CSINode {
 };
 
 struct CSINodeList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::CSINode> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIStorageCapacity {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::optional<::kcm::api::Quantity> capacity{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   std::optional<::kcm::api::Quantity> maximumVolumeSize{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> nodeTopology{};
-  std::string storageClassName{};
+  ::kcm::api::String storageClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIStorageCapacityList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::CSIStorageCapacity> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -154,41 +154,41 @@ struct CSIStorageCapacityList {
 struct StorageClass {
   std::optional<bool> allowVolumeExpansion{};
   std::vector<::kcm::api::core::v1::TopologySelectorTerm> allowedTopologies{};
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  std::vector<std::string> mountOptions{};
-  ::kcm::api::StringMap<std::string> parameters{};
-  std::string provisioner{};
-  std::optional<std::string> reclaimPolicy{};
-  std::optional<std::string> volumeBindingMode{};
+  std::vector<::kcm::api::String> mountOptions{};
+  ::kcm::api::StringMap<::kcm::api::String> parameters{};
+  ::kcm::api::String provisioner{};
+  std::optional<::kcm::api::String> reclaimPolicy{};
+  std::optional<::kcm::api::String> volumeBindingMode{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageClassList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::StorageClass> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttachmentSource {
   ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeSpec> inlineVolumeSpec{};
-  std::optional<std::string> persistentVolumeName{};
+  std::optional<::kcm::api::String> persistentVolumeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttachmentSpec {
-  std::string attacher{};
-  std::string nodeName{};
+  ::kcm::api::String attacher{};
+  ::kcm::api::String nodeName{};
   ::kcm::api::storage::v1::VolumeAttachmentSource source{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeError {
   std::optional<int32_t> errorCode{};
-  std::string message{};
+  ::kcm::api::String message{};
   ::kcm::api::Time time{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -196,14 +196,14 @@ struct VolumeError {
 struct VolumeAttachmentStatus {
   ::kcm::api::Box<::kcm::api::storage::v1::VolumeError> attachError{};
   bool attached{};
-  ::kcm::api::StringMap<std::string> attachmentMetadata{};
+  ::kcm::api::StringMap<::kcm::api::String> attachmentMetadata{};
   ::kcm::api::Box<::kcm::api::storage::v1::VolumeError> detachError{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttachment {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::VolumeAttachmentSpec spec{};
   ::kcm::api::storage::v1::VolumeAttachmentStatus status{};
@@ -211,26 +211,26 @@ struct VolumeAttachment {
 };
 
 struct VolumeAttachmentList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::VolumeAttachment> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttributesClass {
-  std::string apiVersion{};
-  std::string driverName{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String driverName{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::StringMap<std::string> parameters{};
+  ::kcm::api::StringMap<::kcm::api::String> parameters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttributesClassList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::VolumeAttributesClass> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

@@ -25,13 +25,13 @@ struct StorageVersionMigrationSpec {
 
 struct StorageVersionMigrationStatus {
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
-  std::string resourceVersion{};
+  ::kcm::api::String resourceVersion{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageVersionMigration {
-  std::string apiVersion{};
-  std::string kind{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storagemigration::v1::StorageVersionMigrationSpec spec{};
   ::kcm::api::storagemigration::v1::StorageVersionMigrationStatus status{};
@@ -39,9 +39,9 @@ struct StorageVersionMigration {
 };
 
 struct StorageVersionMigrationList {
-  std::string apiVersion{};
+  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storagemigration::v1::StorageVersionMigration> items{};
-  std::string kind{};
+  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };

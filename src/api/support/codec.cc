@@ -25,6 +25,20 @@ error_code decodeValue(Value v, std::string& out) {
   return ::simdjson::SUCCESS;
 }
 
+error_code decodeValue(Value v, String& out) {
+  std::string_view s;
+  if (auto e = v.get_string().get(s)) return e;
+  out.assign(s.data(), s.size());
+  return ::simdjson::SUCCESS;
+}
+
+error_code decodeInterned(Value v, String& out) {
+  std::string_view s;
+  if (auto e = v.get_string().get(s)) return e;
+  out = String::interned(s);
+  return ::simdjson::SUCCESS;
+}
+
 error_code decodeValue(Value v, bool& out) { return v.get_bool().get(out); }
 
 error_code decodeValue(Value v, int64_t& out) {

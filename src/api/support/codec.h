@@ -51,6 +51,9 @@ inline bool isNull(Value& v) {
 }
 
 error_code decodeValue(Value v, std::string& out);
+error_code decodeValue(Value v, String& out);
+// A string field whose values repeat across objects (images, condition types, label values): interned.
+error_code decodeInterned(Value v, String& out);
 error_code decodeValue(Value v, bool& out);
 error_code decodeValue(Value v, int32_t& out);
 error_code decodeValue(Value v, int64_t& out);
@@ -97,7 +100,7 @@ error_code decodeMap(Value v, StringMap<T>& out, F&& elem) {
     if (auto e = field.unescaped_key().get(key)) return e;
     Value fv;
     if (auto e = field.value().get(fv)) return e;
-    T& t = out[key];
+    T& t = out.decodedSlot(key);
     if (isNull(fv)) continue;
     if (auto e = elem(fv, t)) return e;
   }
@@ -106,6 +109,7 @@ error_code decodeMap(Value v, StringMap<T>& out, F&& elem) {
 }
 
 inline void encodeValue(JsonWriter& w, const std::string& v) { w.value(std::string_view(v)); }
+inline void encodeValue(JsonWriter& w, const String& v) { w.value(v.view()); }
 inline void encodeValue(JsonWriter& w, bool v) { w.value(v); }
 inline void encodeValue(JsonWriter& w, int32_t v) { w.value(v); }
 inline void encodeValue(JsonWriter& w, int64_t v) { w.value(v); }

@@ -4,7 +4,7 @@
 
 namespace kcm::api {
 
-Result<bool> labelSelectorMatches(const meta::v1::LabelSelector& selector, const StringMap<std::string>& labels) {
+Result<bool> labelSelectorMatches(const meta::v1::LabelSelector& selector, const StringMap<String>& labels) {
   for (const auto& [k, v] : selector.matchLabels) {
     auto it = labels.find(k);
     if (it == labels.end() || it->second != v) return false;

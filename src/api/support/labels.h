@@ -9,6 +9,6 @@
 namespace kcm::api {
 
 // Errors (unknown operator, In/NotIn without values, Exists with values) as upstream's validation words them.
-Result<bool> labelSelectorMatches(const meta::v1::LabelSelector& selector, const StringMap<std::string>& labels);
+Result<bool> labelSelectorMatches(const meta::v1::LabelSelector& selector, const StringMap<String>& labels);
 
 }  // namespace kcm::api

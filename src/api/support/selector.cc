@@ -130,7 +130,7 @@ Result<SelectorRequirement> parseTerm(const std::string& term) {
 
 }  // namespace
 
-bool SelectorRequirement::matches(const StringMap<std::string>& labels) const {
+bool SelectorRequirement::matches(const StringMap<String>& labels) const {
   auto it = labels.find(key);
   const bool has = it != labels.end();
   auto in = [&] { return has && std::binary_search(values.begin(), values.end(), it->second); };
@@ -181,7 +181,7 @@ void Selector::add(SelectorRequirement r) {
   reqs_.insert(at, std::move(r));
 }
 
-bool Selector::matches(const StringMap<std::string>& labels) const {
+bool Selector::matches(const StringMap<String>& labels) const {
   if (nothing_) return false;
   return std::all_of(reqs_.begin(), reqs_.end(), [&](const SelectorRequirement& r) { return r.matches(labels); });
 }
@@ -214,7 +214,7 @@ Result<Selector> selectorFromLabelSelector(const meta::v1::LabelSelector* ls) {
     sel.add({k, Op::kEquals, {v}});
   }
   for (const auto& e : ls->matchExpressions) {
-    SelectorRequirement r{e.key, Op::kIn, e.values};
+    SelectorRequirement r{e.key, Op::kIn, {e.values.begin(), e.values.end()}};
     if (e.operator_ == "In" || e.operator_ == "NotIn") {
       r.op = e.operator_ == "In" ? Op::kIn : Op::kNotIn;
       if (e.values.empty())

@@ -17,7 +17,7 @@ struct SelectorRequirement {
   std::string key;
   Op op = Op::kExists;
   std::vector<std::string> values;  // sorted
-  bool matches(const StringMap<std::string>& labels) const;
+  bool matches(const StringMap<String>& labels) const;
   std::string str() const;
 };
 
@@ -25,7 +25,7 @@ class Selector {
  public:
   static Selector everything() { return Selector(false); }
   static Selector nothing() { return Selector(true); }
-  bool matches(const StringMap<std::string>& labels) const;
+  bool matches(const StringMap<String>& labels) const;
   // Selector.String(): "" for everything and nothing.
   std::string str() const;
   bool empty() const { return !nothing_ && reqs_.empty(); }

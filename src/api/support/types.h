@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/support/string.h"
+
 namespace kcm::api {
 
 class JsonWriter;
@@ -67,7 +69,7 @@ class Box {
 template <class V>
 class StringMap {
  public:
-  using value_type = std::pair<std::string, V>;
+  using value_type = std::pair<String, V>;
   using iterator = typename std::vector<value_type>::iterator;
   using const_iterator = typename std::vector<value_type>::const_iterator;
 
@@ -100,13 +102,9 @@ class StringMap {
     if (it == v_.end()) throw std::out_of_range("StringMap::at: " + std::string(k));
     return it->second;
   }
-  V& operator[](std::string_view k) {
-    // JSON from the apiserver arrives key-sorted (Go sorts map keys), so appends are the common case.
-    if (v_.empty() || v_.back().first < k) return v_.emplace_back(std::string(k), V{}).second;
-    auto it = lowerMut(k);
-    if (it != v_.end() && it->first == k) return it->second;
-    return v_.emplace(it, std::string(k), V{})->second;
-  }
+  V& operator[](std::string_view k) { return slot(k, false); }
+  // operator[] for the decoder: a new key is interned (label and annotation keys repeat across objects).
+  V& decodedSlot(std::string_view k) { return slot(k, true); }
   size_t erase(std::string_view k) {
     auto it = find(k);
     if (it == v_.end()) return 0;
@@ -125,6 +123,13 @@ class StringMap {
     return v_.begin() + static_cast<std::ptrdiff_t>(lo);
   }
   iterator lowerMut(std::string_view k) { return v_.begin() + (lower(k) - v_.cbegin()); }
+  V& slot(std::string_view k, bool intern) {
+    // JSON from the apiserver arrives key-sorted (Go sorts map keys), so appends are the common case.
+    if (v_.empty() || v_.back().first < k) return v_.emplace_back(intern ? String::interned(k) : String(k), V{}).second;
+    auto it = lowerMut(k);
+    if (it != v_.end() && it->first == k) return it->second;
+    return v_.emplace(it, intern ? String::interned(k) : String(k), V{})->second;
+  }
   std::vector<value_type> v_;
 };
 
@@ -137,7 +142,7 @@ class Quantity {
   static std::optional<Quantity> parse(std::string_view s);
   static Quantity fromInt(int64_t v);        // decimalSI, "5", "5k" as Go canonicalises small cases
   static Quantity fromMilli(int64_t milli);  // "100m", or whole units when divisible
-  const std::string& str() const { return s_; }
+  const String& str() const { return s_; }
   bool isZero() const;
   int64_t value() const;       // ceil(q)
   int64_t milliValue() const;  // ceil(q * 1000)
@@ -145,8 +150,8 @@ class Quantity {
   int compare(const Quantity& o) const;
 
  private:
-  explicit Quantity(std::string s) : s_(std::move(s)) {}
-  std::string s_;
+  explicit Quantity(std::string_view s) : s_(s) {}
+  String s_;
 };
 
 // intstr.IntOrString.

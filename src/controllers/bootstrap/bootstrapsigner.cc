@@ -79,7 +79,7 @@ runtime::SyncResult Signer::signConfigMap() {
   std::map<std::string, std::string> oldSigs;
   const std::string prefix = kJWSSignatureKeyPrefix;
   for (const auto& [key, value] : orig->data)
-    if (key.compare(0, prefix.size(), prefix) == 0) {
+    if (key.starts_with(prefix)) {
       oldSigs[key.substr(prefix.size())] = value;
       updated.data.erase(key);
     }

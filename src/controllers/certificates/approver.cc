@@ -10,7 +10,7 @@ using api::certificates::v1::CertificateSigningRequest;
 
 bool isNodeClientCert(const CertificateSigningRequest& csr, const ParsedCSR& req) {
   if (csr.spec.signerName != kKubeAPIServerClientKubeletSignerName) return false;
-  return validateKubeletClientCSR(req, usagesToSet(csr.spec.usages)).ok();
+  return validateKubeletClientCSR(req, usagesToSet(api::toStdStrings(csr.spec.usages))).ok();
 }
 
 bool isSelfNodeClientCert(const CertificateSigningRequest& csr, const ParsedCSR& req) {

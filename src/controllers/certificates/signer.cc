@@ -91,7 +91,7 @@ runtime::SyncResult CSRSigningController::handle(CertificateSigningRequest csr) 
     return runtime::SyncResult::error(Status(StatusCode::kInvalidArgument, "unable to parse csr \"" + csr.metadata.name +
                                                                                "\": " + req.status().message()));
   bool recognized = false;
-  if (Status v = isRequestForSigner(*req, csr.spec.usages, recognized); !v.ok()) {
+  if (Status v = isRequestForSigner(*req, api::toStdStrings(csr.spec.usages), recognized); !v.ok()) {
     auto& c = csr.status.conditions.emplace_back();
     c.type = "Failed";
     c.status = "True";
@@ -110,7 +110,7 @@ runtime::SyncResult CSRSigningController::handle(CertificateSigningRequest csr) 
   if (!ca.ok()) return runtime::SyncResult::error(Status(ca.status().code(), "error auto signing csr: " + ca.status().message()));
   PermissiveSigningPolicy policy;
   policy.ttl = duration(csr.spec.expirationSeconds);
-  policy.usages = csr.spec.usages;
+  policy.usages = api::toStdStrings(csr.spec.usages);
   policy.backdate = std::chrono::minutes(5);  // below the shortest TTL a request may ask for (10 min)
   policy.shortTTL = std::chrono::hours(8);    // 5 minutes of backdating is about 1% of 8 hours
   policy.now = clock_->wallNow();

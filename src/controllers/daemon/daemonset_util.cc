@@ -120,7 +120,7 @@ void replaceDaemonSetPodNodeNameNodeAffinity(api::Box<api::core::v1::Affinity>& 
 }
 
 Result<std::string> getTargetNodeName(const Pod& pod) {
-  if (!pod.spec.nodeName.empty()) return pod.spec.nodeName;
+  if (!pod.spec.nodeName.empty()) return pod.spec.nodeName.str();
   const std::string who = pod.metadata.namespace_ + "/" + pod.metadata.name;
   const auto& a = pod.spec.affinity;
   if (!a || !a->nodeAffinity || !a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution)
@@ -134,7 +134,7 @@ Result<std::string> getTargetNodeName(const Pod& pod) {
       if (e.key == "metadata.name" && e.operator_ == "In") {
         if (e.values.size() != 1)
           return Status(StatusCode::kInvalidArgument, "the matchFields value of 'metadata.name' is not unique for pod " + who);
-        return e.values[0];
+        return e.values[0].str();
       }
   return Status(StatusCode::kNotFound, "no node name found for pod " + who);
 }
@@ -151,7 +151,7 @@ std::optional<int64_t> parseInt64(const std::string& s) {
 
 // One matchExpressions requirement on the node's labels; nullopt when it does not parse.
 std::optional<bool> labelRequirementMatches(const api::core::v1::NodeSelectorRequirement& r,
-                                            const api::StringMap<std::string>& labels) {
+                                            const api::StringMap<api::String>& labels) {
   auto it = labels.find(r.key);
   const bool has = it != labels.end();
   const auto& op = r.operator_;
@@ -195,7 +195,7 @@ std::optional<bool> nodeSelectorTermMatches(const api::core::v1::NodeSelectorTer
   return ok;
 }
 
-RequiredNodeAffinity::RequiredNodeAffinity(const api::StringMap<std::string>& nodeSelector,
+RequiredNodeAffinity::RequiredNodeAffinity(const api::StringMap<api::String>& nodeSelector,
                                            const api::Box<api::core::v1::Affinity>& a)
     : nodeSelector_(&nodeSelector) {
   if (a && a->nodeAffinity && a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution)

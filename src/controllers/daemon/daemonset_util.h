@@ -48,11 +48,11 @@ Result<std::string> getTargetNodeName(const Pod& pod);
 // Terms that do not parse are skipped (no match), as upstream's lazy-error selector.
 class RequiredNodeAffinity {
  public:
-  RequiredNodeAffinity(const api::StringMap<std::string>& nodeSelector, const api::Box<api::core::v1::Affinity>& a);
+  RequiredNodeAffinity(const api::StringMap<api::String>& nodeSelector, const api::Box<api::core::v1::Affinity>& a);
   bool match(const Node& node) const;
 
  private:
-  const api::StringMap<std::string>* nodeSelector_;
+  const api::StringMap<api::String>* nodeSelector_;
   const api::core::v1::NodeSelector* required_ = nullptr;
 };
 // One term: matchExpressions on the labels and matchFields on metadata.name; nullopt when it does not parse.

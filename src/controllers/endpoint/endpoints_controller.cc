@@ -55,7 +55,7 @@ void addEndpointSubset(std::vector<EndpointSubset>& subsets, const Pod& pod, con
   subsets.push_back(std::move(s));
 }
 
-bool capacityAnnotationSetCorrectly(const api::StringMap<std::string>& annotations,
+bool capacityAnnotationSetCorrectly(const api::StringMap<api::String>& annotations,
                                     const std::vector<EndpointSubset>& subsets) {
   size_t n = 0;
   for (const auto& s : subsets) n += s.addresses.size() + s.notReadyAddresses.size();
@@ -63,8 +63,8 @@ bool capacityAnnotationSetCorrectly(const api::StringMap<std::string>& annotatio
   return annotations.find(kEndpointsOverCapacity) == annotations.end();
 }
 
-bool labelsCorrectForEndpoints(const api::StringMap<std::string>& epLabels,
-                               const api::StringMap<std::string>& svcLabels) {
+bool labelsCorrectForEndpoints(const api::StringMap<api::String>& epLabels,
+                               const api::StringMap<api::String>& svcLabels) {
   auto it = epLabels.find(kLabelManagedBy);
   if (it == epLabels.end() || it->second != kControllerName) return false;
   size_t skipped = 0;

@@ -43,7 +43,7 @@ std::string endpointKey(const Endpoint& e) { return endpointSetKey(e); }
 }  // namespace
 
 std::string endpointSetKey(const Endpoint& e) {
-  std::vector<std::string> addrs = e.addresses;
+  std::vector<std::string> addrs = api::toStdStrings(e.addresses);
   std::sort(addrs.begin(), addrs.end());
   std::string k;
   for (const auto& a : addrs) k += a + ",";
@@ -60,7 +60,7 @@ bool isReservedLabelKey(const std::string& k) {
   return k == kLabelServiceName || k == kLabelManagedBy || k == kIsHeadlessService;
 }
 
-bool hintsEnabled(const api::StringMap<std::string>& annotations) {
+bool hintsEnabled(const api::StringMap<api::String>& annotations) {
   auto it = annotations.find("service.kubernetes.io/topology-aware-hints");
   if (it == annotations.end()) it = annotations.find("service.kubernetes.io/topology-mode");
   if (it == annotations.end()) return false;
@@ -305,8 +305,8 @@ Endpoint podToEndpoint(const Pod& pod, const Node* node, const Service& service,
   return e;
 }
 
-std::pair<api::StringMap<std::string>, bool> setEndpointSliceLabels(const EndpointSlice& slice, const Service& service) {
-  api::StringMap<std::string> epLabels, svcLabels;
+std::pair<api::StringMap<api::String>, bool> setEndpointSliceLabels(const EndpointSlice& slice, const Service& service) {
+  api::StringMap<api::String> epLabels, svcLabels;
   for (const auto& [k, v] : slice.metadata.labels)
     if (!isReservedLabelKey(k)) epLabels[k] = v;
   for (const auto& [k, v] : service.metadata.labels) {

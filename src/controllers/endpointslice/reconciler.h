@@ -85,7 +85,7 @@ std::string newPortMapKey(std::vector<EndpointPort>& ports);
 Endpoint podToEndpoint(const Pod& pod, const api::core::v1::Node* node, const Service& service,
                        const std::string& addressType);
 // setEndpointSliceLabels: the labels a slice of `service` should have, and whether the non-reserved ones differ.
-std::pair<api::StringMap<std::string>, bool> setEndpointSliceLabels(const EndpointSlice& slice, const Service& service);
+std::pair<api::StringMap<api::String>, bool> setEndpointSliceLabels(const EndpointSlice& slice, const Service& service);
 EndpointSlice newEndpointSlice(const Service& service, const std::vector<EndpointPort>& ports,
                                const std::string& addressType);
 bool ownedBy(const EndpointSlice& slice, const Service& service);

@@ -28,7 +28,7 @@ void setZoneHint(Endpoint& e, const std::string& zone) {
   e.hints = h;
 }
 
-bool hasExcludedLabels(const api::StringMap<std::string>& labels) {
+bool hasExcludedLabels(const api::StringMap<api::String>& labels) {
   return labels.find("node-role.kubernetes.io/control-plane") != labels.end() ||
          labels.find("node-role.kubernetes.io/master") != labels.end();
 }

@@ -30,8 +30,8 @@ bool managedByController(const EndpointSlice& s) {
   return it != s.metadata.labels.end() && it->second == kControllerName;
 }
 
-api::StringMap<std::string> withoutKeys(const api::StringMap<std::string>& m, std::initializer_list<const char*> keys) {
-  api::StringMap<std::string> out = m;
+api::StringMap<api::String> withoutKeys(const api::StringMap<api::String>& m, std::initializer_list<const char*> keys) {
+  api::StringMap<api::String> out = m;
   for (const char* k : keys) out.erase(k);
   return out;
 }

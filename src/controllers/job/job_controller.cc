@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // A foreign spec.managedBy (JobManagedBy is GA and locked on at the pin).
-const std::string* managedByExternalController(const Job& j) {
+const api::String* managedByExternalController(const Job& j) {
   if (j.spec.managedBy && *j.spec.managedBy != kJobControllerName) return &*j.spec.managedBy;
   return nullptr;
 }
@@ -267,7 +267,7 @@ void JobController::deletePod(const Pod& pod, bool final) {
 
 void JobController::addJob(const JobPtr& j) {
   enqueueSyncJobImmediately(*j);
-  if (const std::string* name = managedByExternalController(*j)) metrics::jobByExternalController(*name);
+  if (const api::String* name = managedByExternalController(*j)) metrics::jobByExternalController(*name);
 }
 
 void JobController::updateJob(const JobPtr& oldJ, const JobPtr& curJ) {
@@ -340,7 +340,7 @@ Status JobController::handleSingleOrphanPod(const Pod& pod) {
     if (r->kind != kKind || r->apiVersion != kAPIVersion) return Status::Ok();  // not a batch/v1 Job's
     auto j = resolveControllerRef(pod.metadata.namespace_, *r);
     if (j) {
-      if (const std::string* name = managedByExternalController(*j)) {
+      if (const api::String* name = managedByExternalController(*j)) {
         KLOG_V(2, "\"Skip cleanup of the job finalizer for a pod owned by a job that is managed by an external "
                   "controller\" pod=" + log::quote(podKey(pod)) + " controllerName=" + log::quote(*name));
         return Status::Ok();
@@ -427,7 +427,7 @@ runtime::SyncResult JobController::syncJob(const std::string& key) {
     podBackoffStore_.removeBackoffRecord(key);
     return runtime::SyncResult::ok();
   }
-  if (const std::string* controllerName = managedByExternalController(*shared)) {
+  if (const api::String* controllerName = managedByExternalController(*shared)) {
     KLOG_V(2, "\"Skip syncing the job as it is managed by an external controller\" key=" + log::quote(key) +
                   " uid=" + log::quote(shared->metadata.uid) + " controllerName=" + log::quote(*controllerName));
     return runtime::SyncResult::ok();

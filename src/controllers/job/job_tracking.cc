@@ -22,9 +22,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<std::string> filterInUncountedUIDs(const std::vector<std::string>& uncounted,
+std::vector<api::String> filterInUncountedUIDs(const std::vector<api::String>& uncounted,
                                                const std::set<std::string>& include) {
-  std::vector<std::string> out;
+  std::vector<api::String> out;
   for (const auto& u : uncounted)
     if (include.count(u)) out.push_back(u);
   return out;

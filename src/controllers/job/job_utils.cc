@@ -110,7 +110,7 @@ bool isPodFailed(const Pod& p, const Job& j) {
   return p.metadata.deletionTimestamp.has_value() && p.status.phase != "Succeeded";
 }
 
-int getCompletionIndex(const api::StringMap<std::string>& annotations) {
+int getCompletionIndex(const api::StringMap<api::String>& annotations) {
   auto it = annotations.find(kJobCompletionIndexAnnotation);
   if (it == annotations.end()) return kUnknownCompletionIndex;
   auto v = parseInt(it->second);

@@ -52,7 +52,7 @@ JobCondition newCondition(const std::string& type, const std::string& status, co
 bool hasJobTrackingFinalizer(const Pod& p);
 // Failed phase; or (unless podReplacementPolicy is Failed) being deleted without having succeeded.
 bool isPodFailed(const Pod& p, const Job& j);
-int getCompletionIndex(const api::StringMap<std::string>& annotations);  // kUnknownCompletionIndex if absent/bad
+int getCompletionIndex(const api::StringMap<api::String>& annotations);  // kUnknownCompletionIndex if absent/bad
 int32_t getIndexFailureCount(const Pod& p);
 int32_t getIndexAbsoluteFailureCount(const Pod& p);  // counted + ignored failures
 // "<job>-<index>-", the job name cut so that the prefix stays within the generated-name limit.

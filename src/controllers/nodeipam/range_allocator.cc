@@ -158,7 +158,7 @@ runtime::SyncResult RangeAllocator::syncNode(const std::string& name) {
   for (int attempt = 0; attempt < kCIDRUpdateRetries; ++attempt) {
     auto r = client::patch<Node>(*client_, "", name, client::PatchType::kStrategicMerge, patch);
     if (r.ok()) {
-      if (r->spec.podCIDRs == cidrs) {
+      if (api::toStdStrings(r->spec.podCIDRs) == cidrs) {
         std::string shown;
         for (const auto& c : cidrs) shown += (shown.empty() ? "" : " ") + c;
         KLOG_INFO("\"Set node PodCIDR\" node=\"" + name + "\" podCIDRs=[" + shown + "]");

@@ -196,7 +196,7 @@ Status ResourceQuotaController::syncResourceQuota(const ResourceQuota& rq) {
   const quota::ResourceList hard = quota::toResourceList(rq.spec.hard);
   const quota::ResourceList oldUsed = quota::toResourceList(rq.status.used);
   quota::ResourceList used = oldUsed;
-  auto usage = quota::calculateUsage(rq.metadata.namespace_, rq.spec.scopes, hard, *registry_,
+  auto usage = quota::calculateUsage(rq.metadata.namespace_, api::toStdStrings(rq.spec.scopes), hard, *registry_,
                                      rq.spec.scopeSelector ? &*rq.spec.scopeSelector : nullptr);
   // On an error the other resources' usage is still written.
   for (auto& [k, v] : usage.used) used[k] = v;

@@ -137,7 +137,7 @@ Result<std::string> ResourceVersionController::getLatestResourceVersion(const cl
   if (!page.ok())
     return Status(page.status().code(),
                   "error getting latest resourceVersion for " + gvrString(gvr) + ": " + page.status().message());
-  return page->metadata.resourceVersion;
+  return page->metadata.resourceVersion.str();
 }
 
 Status ResourceVersionController::failMigration(StorageVersionMigration svm, const std::string& message) {

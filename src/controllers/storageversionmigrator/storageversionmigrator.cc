@@ -75,7 +75,7 @@ runtime::SyncResult SVMController::sync(const std::string& name) {
     return runtime::SyncResult::ok();
   }
   const auto& gr = svm.spec.resource;
-  const std::string grString = gr.group.empty() ? gr.resource : gr.resource + "." + gr.group;
+  const std::string grString = gr.group.empty() ? gr.resource.str() : gr.resource + "." + gr.group;
   const bool young = svm.metadata.creationTimestamp.unixSeconds + 60 > wallNow(clock_).unixSeconds;
   auto found = resourceFor(*discovery_, gr.group, gr.resource);
   if (!found.ok()) return runtime::SyncResult::error(found.status());

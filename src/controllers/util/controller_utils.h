@@ -21,7 +21,7 @@
 namespace kcm::controllers {
 
 using PodPtr = std::shared_ptr<const api::core::v1::Pod>;
-using Labels = api::StringMap<std::string>;
+using Labels = api::StringMap<api::String>;
 using LabelMatcher = std::function<bool(const Labels&)>;
 
 inline constexpr int kSlowStartInitialBatchSize = 1;

@@ -19,7 +19,7 @@ namespace kcm::controllers::endpointsliceutil {
 
 using api::core::v1::Pod;
 using api::core::v1::Service;
-using Labels = api::StringMap<std::string>;
+using Labels = api::StringMap<api::String>;
 
 // PodProjectionKey: the part of a pod event that decides which Services to sync.
 struct PodProjectionKey {

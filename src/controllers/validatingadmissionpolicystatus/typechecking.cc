@@ -98,8 +98,8 @@ std::vector<GroupVersionKind> TypeChecker::typesToCheck(const ValidatingAdmissio
   bool refreshed = false;
   size_t count = 0;
   for (const auto& rule : p.spec.matchConstraints->resourceRules) {
-    auto groups = withoutWildcards(rule.apiGroups);
-    auto versions = withoutWildcards(rule.apiVersions);
+    auto groups = withoutWildcards(api::toStdStrings(rule.apiGroups));
+    auto versions = withoutWildcards(api::toStdStrings(rule.apiVersions));
     std::vector<std::string> resources;
     for (const auto& r : rule.resources)
       if (r.find_first_of("*/") == std::string::npos) resources.push_back(r);

@@ -12,7 +12,7 @@ TEST(LabelSelector, MatchLabelsAndExpressionsAreAnded) {
   e.key = "tier";
   e.operator_ = "In";
   e.values = {"front", "edge"};
-  StringMap<std::string> l{{"app", "web"}, {"tier", "edge"}};
+  StringMap<String> l{{"app", "web"}, {"tier", "edge"}};
   EXPECT_TRUE(*labelSelectorMatches(s, l));
   l["tier"] = "db";
   EXPECT_FALSE(*labelSelectorMatches(s, l));

@@ -53,7 +53,7 @@ class AttachDetachTest : public ::testing::Test {
     if (managed) n.metadata.annotations[kControllerManagedAttachAnnotation] = "true";
     auto& c = n.status.conditions.emplace_back();
     c.type = "Ready", c.status = "True";
-    n.status.volumesInUse = std::move(inUse);
+    n.status.volumesInUse.assign(inUse.begin(), inUse.end());
     if (!server->get<Node>("", name)) n = server->add(n);
     cache(n);
     ctrl.nodeUpdate(n);
@@ -67,7 +67,7 @@ class AttachDetachTest : public ::testing::Test {
     cache(c);
     PersistentVolume v;
     v.metadata.name = pv;
-    v.spec.accessModes = std::move(modes);
+    v.spec.accessModes.assign(modes.begin(), modes.end());
     v.spec.csi.emplace().driver = "example.csi.k8s.io";
     v.spec.csi->volumeHandle = handle;
     v.spec.claimRef.emplace().uid = "uid-" + claim;

@@ -557,7 +557,7 @@ TEST(DaemonSetUtil, NodeAffinityTerms) {
     api::core::v1::NodeSelectorRequirement r;
     r.key = std::move(key);
     r.operator_ = std::move(op);
-    r.values = std::move(values);
+    r.values.assign(values.begin(), values.end());
     (field ? t.matchFields : t.matchExpressions).push_back(std::move(r));
     return t;
   };
@@ -574,7 +574,7 @@ TEST(DaemonSetUtil, NodeAffinityTerms) {
   api::Box<api::core::v1::Affinity> a;
   auto& terms = a.emplace().nodeAffinity.emplace().requiredDuringSchedulingIgnoredDuringExecution.emplace().nodeSelectorTerms;
   terms = {term("rank", "Bogus", {}), term("zone", "In", {"a"})};
-  api::StringMap<std::string> selector;
+  api::StringMap<api::String> selector;
   EXPECT_TRUE(RequiredNodeAffinity(selector, a).match(n));
   terms = {api::core::v1::NodeSelectorTerm{}};
   EXPECT_FALSE(RequiredNodeAffinity(selector, a).match(n)) << "an empty term matches nothing";

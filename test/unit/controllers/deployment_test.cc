@@ -96,7 +96,7 @@ using api::apps::v1::ReplicaSet;
 using api::core::v1::Pod;
 using kcm::testing::FakeApiServer;
 using RSPtr = DeploymentController::RSPtr;
-using Labels = api::StringMap<std::string>;
+using Labels = api::StringMap<api::String>;
 using Strings = std::vector<std::string>;
 using namespace std::chrono_literals;
 namespace du = deploymentutil;

@@ -117,8 +117,8 @@ DeploymentStatus exampleStatus() {
 // ---------------------------------------------------------------------------------------------------------------
 // equalIgnoreHash
 
-PodTemplateSpec podTemplate(const std::string& name, const std::string& nodeName, api::StringMap<std::string> ann,
-                            api::StringMap<std::string> labels) {
+PodTemplateSpec podTemplate(const std::string& name, const std::string& nodeName, api::StringMap<api::String> ann,
+                            api::StringMap<api::String> labels) {
   PodTemplateSpec t;
   t.metadata.name = name;
   t.metadata.annotations = std::move(ann);

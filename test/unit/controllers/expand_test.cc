@@ -346,7 +346,7 @@ TEST_F(ExpandTest, AFlexVolumeIsExpandedOnTheControllerSideAndLeftPendingOnTheNo
   auto p = patches("persistentvolumeclaims/status");
   ASSERT_EQ(p.size(), 2u);
   json first = json::parse(p[0].body);
-  EXPECT_EQ(first["metadata"]["resourceVersion"], claim.metadata.resourceVersion);
+  EXPECT_EQ(first["metadata"]["resourceVersion"], claim.metadata.resourceVersion.str());
   EXPECT_EQ(first["metadata"]["annotations"]["volume.kubernetes.io/storage-resizer"], "example/flex");
   EXPECT_EQ(first["status"]["allocatedResources"], json({{"storage", "2Gi"}}));
   EXPECT_EQ(first["status"]["allocatedResourceStatuses"], json({{"storage", "ControllerResizeInProgress"}}));

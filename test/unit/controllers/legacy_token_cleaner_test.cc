@@ -99,7 +99,7 @@ TEST_F(LegacyTokenCleanerTest, ATokenInvalidForAWholePeriodIsDeletedWithItsResou
   cleaner.evaluateSATokens();
   auto d = server->actionsFor("delete", "secrets");
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(json::parse(d[0].body)["preconditions"]["resourceVersion"], s.metadata.resourceVersion);
+  EXPECT_EQ(json::parse(d[0].body)["preconditions"]["resourceVersion"], s.metadata.resourceVersion.str());
   EXPECT_FALSE(server->get<Secret>("ns", "token").has_value());
 }
 

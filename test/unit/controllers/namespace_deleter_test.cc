@@ -79,7 +79,7 @@ class NamespaceDeleterTest : public ::testing::Test {
     ns.metadata.name = name;
     if (deleting) ns.metadata.deletionTimestamp = api::timeNow(clock);
     ns.metadata.finalizers = {"test.kcm.io/keep"};
-    ns.spec.finalizers = std::move(specFinalizers);
+    ns.spec.finalizers.assign(specFinalizers.begin(), specFinalizers.end());
     ns.status.phase = phase;
     ns.status.conditions = std::move(conditions);
     return s->add(ns);

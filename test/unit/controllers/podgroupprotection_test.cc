@@ -51,7 +51,7 @@ class PodGroupProtectionTest : public ::testing::Test {
   }
   std::vector<std::string> finalizersInServer(const std::string& name) {
     auto g = server->get<PodGroup>("ns", name);
-    return g ? g->metadata.finalizers : std::vector<std::string>{"<gone>"};
+    return g ? api::toStdStrings(g->metadata.finalizers) : std::vector<std::string>{"<gone>"};
   }
   size_t updates() { return server->actionsFor("update", "podgroups").size(); }
 

@@ -43,7 +43,7 @@ class PVBinderTest : public ::testing::Test {
     PersistentVolume v;
     v.metadata.name = name;
     v.spec.capacity["storage"] = qty(size);
-    v.spec.accessModes = std::move(modes);
+    v.spec.accessModes.assign(modes.begin(), modes.end());
     v.spec.storageClassName = cls;
     v.spec.persistentVolumeReclaimPolicy = policy;
     v.spec.csi.emplace().driver = "example.csi.k8s.io";

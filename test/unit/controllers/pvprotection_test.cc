@@ -33,7 +33,7 @@ class PVProtectionTest : public ::testing::Test {
   }
   std::vector<std::string> finalizersInServer(const std::string& name) {
     auto p = server->get<PersistentVolume>("", name);
-    return p ? p->metadata.finalizers : std::vector<std::string>{"<gone>"};
+    return p ? api::toStdStrings(p->metadata.finalizers) : std::vector<std::string>{"<gone>"};
   }
   size_t updates() { return server->actionsFor("update", "persistentvolumes").size(); }
 

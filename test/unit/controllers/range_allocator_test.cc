@@ -23,7 +23,7 @@ Node makeNode(const std::string& name, std::vector<std::string> podCIDRs = {}) {
   Node n;
   n.metadata.name = name;
   if (!podCIDRs.empty()) n.spec.podCIDR = podCIDRs.front();
-  n.spec.podCIDRs = std::move(podCIDRs);
+  n.spec.podCIDRs.assign(podCIDRs.begin(), podCIDRs.end());
   return n;
 }
 

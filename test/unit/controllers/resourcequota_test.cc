@@ -99,7 +99,7 @@ quota::ScopedResourceSelectorRequirement req(const std::string& op, const std::s
   quota::ScopedResourceSelectorRequirement r;
   r.operator_ = op;
   r.scopeName = scope;
-  r.values = std::move(values);
+  r.values.assign(values.begin(), values.end());
   return r;
 }
 
@@ -272,7 +272,7 @@ class ResourceQuotaControllerTest : public ::testing::Test {
     q.metadata.namespace_ = "ns";
     q.metadata.name = name;
     for (const auto& [k, v] : hard) q.spec.hard[k] = *api::Quantity::parse(v);
-    q.spec.scopes = std::move(scopes);
+    q.spec.scopes.assign(scopes.begin(), scopes.end());
     return server->add(q);
   }
   Pod pod(const std::string& name, std::map<std::string, std::string> requests, std::string phase = "Running") {

@@ -26,7 +26,7 @@ class ServiceCIDRTest : public ::testing::Test {
   ServiceCIDR cidr(const std::string& name, std::vector<std::string> cidrs, bool deleting = false) {
     ServiceCIDR c;
     c.metadata.name = name;
-    c.spec.cidrs = std::move(cidrs);
+    c.spec.cidrs.assign(cidrs.begin(), cidrs.end());
     if (deleting) {
       c.metadata.finalizers = {kServiceCIDRProtectionFinalizer};
       c.metadata.deletionTimestamp =

@@ -93,7 +93,7 @@ class SVMTest : public ::testing::Test {
   StorageVersionMigration svm(const std::string& name) {
     return server->get<StorageVersionMigration>("", name).value_or(StorageVersionMigration{});
   }
-  std::string cond(const std::string& name, const std::string& type, std::string Condition::*field) {
+  std::string cond(const std::string& name, const std::string& type, api::String Condition::*field) {
     auto s = svm(name);
     const Condition* c = FindStatusCondition(s.status.conditions, type);
     return c ? (*c).*field : "";

@@ -160,7 +160,7 @@ TEST_F(TokensControllerTest, AnRSAKeySignsRS256TokensWithTheLegacyClaims) {
   auto claims = nlohmann::json::parse(base64urlDecode(token.substr(token.find('.') + 1, token.rfind('.') - token.find('.') - 1)));
   EXPECT_EQ(claims["iss"], "kubernetes/serviceaccount");
   EXPECT_EQ(claims["sub"], "system:serviceaccount:ns:builder");
-  EXPECT_EQ(claims["kubernetes.io/serviceaccount/service-account.uid"], sa.metadata.uid);
+  EXPECT_EQ(claims["kubernetes.io/serviceaccount/service-account.uid"], sa.metadata.uid.str());
   EXPECT_EQ(server->get<Secret>("ns", "builder-token")->data.at("ca.crt"), "CA");
 }
 

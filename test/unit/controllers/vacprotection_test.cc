@@ -76,7 +76,7 @@ class VACProtectionTest : public ::testing::Test {
   }
   std::vector<std::string> finalizersInServer(const std::string& name) {
     auto v = server->get<VolumeAttributesClass>("", name);
-    return v ? v->metadata.finalizers : std::vector<std::string>{"<gone>"};
+    return v ? api::toStdStrings(v->metadata.finalizers) : std::vector<std::string>{"<gone>"};
   }
   size_t updates() { return server->actionsFor("update", "volumeattributesclasses").size(); }
 

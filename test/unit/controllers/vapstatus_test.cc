@@ -57,7 +57,7 @@ class TypeCheckerTest : public ::testing::Test {
     api::admissionregistration::v1::NamedRuleWithOperations rule;
     rule.apiGroups = {"apps"};
     rule.apiVersions = {"v1"};
-    rule.resources = std::move(resources);
+    rule.resources.assign(resources.begin(), resources.end());
     m.resourceRules.push_back(rule);
     p.spec.matchConstraints = m;
     for (auto& e : exprs) {

@@ -212,7 +212,7 @@ bool setNewReplicaSetAnnotations(const Deployment& d, ReplicaSet& rs, const std:
 }
 
 void setDeploymentAnnotationsTo(Deployment& d, const ReplicaSet& rollbackTo) {
-  api::StringMap<std::string> kept;
+  api::StringMap<api::String> kept;
   for (const auto& [k, v] : d.metadata.annotations)
     if (skipCopyAnnotation(k)) kept[k] = v;
   for (const auto& [k, v] : rollbackTo.metadata.annotations)

@@ -15,7 +15,7 @@ bool isPodTerminated(const Pod& pod) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
-const std::string* podGroupNameOf(const Pod& pod) {
+const api::String* podGroupNameOf(const Pod& pod) {
   if (!pod.spec.schedulingGroup || !pod.spec.schedulingGroup->podGroupName) return nullptr;
   return &*pod.spec.schedulingGroup->podGroupName;
 }
@@ -26,7 +26,7 @@ std::string objKey(const api::meta::v1::ObjectMeta& m) { return m.namespace_ + "
 
 std::vector<std::string> activePodSchedulingGroupKeys(const Pod& pod) {
   if (isPodTerminated(pod)) return {};
-  const std::string* name = podGroupNameOf(pod);
+  const api::String* name = podGroupNameOf(pod);
   if (!name) return {};
   return {pod.metadata.namespace_ + "/" + *name};
 }
@@ -109,7 +109,7 @@ void Controller::handlePodChange(const Pod* oldPod, const Pod* newPod) {
 }
 
 void Controller::enqueuePodGroupForPod(const Pod& pod) {
-  const std::string* name = podGroupNameOf(pod);
+  const api::String* name = podGroupNameOf(pod);
   if (!name) return;
   const std::string key = pod.metadata.namespace_ + "/" + *name;
   KLOG_V(4, "\"Enqueuing PodGroup for pod event\" pod=" + log::quote(objKey(pod.metadata)) +

@@ -107,7 +107,7 @@ void AttachDetachController::populateActualStateOfWorld() {
       splitUniqueVolumeName(av.name, spec.driver, spec.volumeHandle);
       asw_.MarkVolumeAsAttached(av.name, spec, node->metadata.name);
     }
-    processVolumesInUse(node->metadata.name, node->status.volumesInUse);
+    processVolumesInUse(node->metadata.name, api::toStdStrings(node->status.volumesInUse));
     addNodeToDswp(*node);
   }
   for (const auto& pod : pods_.store().list()) podAdd(*pod);
@@ -115,7 +115,7 @@ void AttachDetachController::populateActualStateOfWorld() {
     if (!va->status.attached || !va->spec.source.persistentVolumeName) continue;
     auto pv = pvs_.store().get(*va->spec.source.persistentVolumeName);
     if (!pv || !pv->spec.csi) continue;
-    VolumeSpec spec{pv->metadata.name, pv->spec.csi->driver, pv->spec.csi->volumeHandle, pv->spec.accessModes};
+    VolumeSpec spec{pv->metadata.name, pv->spec.csi->driver, pv->spec.csi->volumeHandle, api::toStdStrings(pv->spec.accessModes)};
     const std::string name = uniqueVolumeName(spec.driver, spec.volumeHandle);
     if (!asw_.VolumeNodeExists(name, va->spec.nodeName)) {
       KLOG_V(1, "\"Marking volume attachment as uncertain as volume is not attached\" node=" + q(va->spec.nodeName) +
@@ -135,13 +135,13 @@ void AttachDetachController::processVolumesInUse(const std::string& node, const 
 
 void AttachDetachController::nodeUpdate(const Node& node) {
   addNodeToDswp(node);
-  processVolumesInUse(node.metadata.name, node.status.volumesInUse);
+  processVolumesInUse(node.metadata.name, api::toStdStrings(node.status.volumesInUse));
 }
 
 void AttachDetachController::nodeDelete(const Node& node) {
   if (Status st = dsw_.DeleteNode(node.metadata.name); !st.ok())
     KLOG_INFO("\"Error removing node from desired-state-of-world\" node=" + q(node.metadata.name) + " err=" + q(st.message()));
-  processVolumesInUse(node.metadata.name, node.status.volumesInUse);
+  processVolumesInUse(node.metadata.name, api::toStdStrings(node.status.volumesInUse));
 }
 
 void AttachDetachController::podAdd(const Pod& pod) {
@@ -170,7 +170,7 @@ Result<VolumeSpec> AttachDetachController::createVolumeSpec(const Pod& pod, cons
                   q(pv.metadata.name));
     return bad("PV " + pv.metadata.name + " is not a CSI volume");
   }
-  return VolumeSpec{pv.metadata.name, pv.spec.csi->driver, pv.spec.csi->volumeHandle, pv.spec.accessModes};
+  return VolumeSpec{pv.metadata.name, pv.spec.csi->driver, pv.spec.csi->volumeHandle, api::toStdStrings(pv.spec.accessModes)};
 }
 
 void AttachDetachController::ProcessPodVolumes(const Pod& pod, bool addVolumes) {

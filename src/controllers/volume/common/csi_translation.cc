@@ -72,7 +72,7 @@ Result<MigratedCSIVolume> translatePV(const PersistentVolume& pv) {
   if (s.gcePersistentDisk) {
     auto label = [&](const char* k) {
       auto it = pv.metadata.labels.find(k);
-      return it == pv.metadata.labels.end() ? std::string() : it->second;
+      return it == pv.metadata.labels.end() ? std::string() : it->second.str();
     };
     std::string zonesLabel = label("failure-domain.beta.kubernetes.io/zone");
     if (zonesLabel.empty()) zonesLabel = label("topology.kubernetes.io/zone");

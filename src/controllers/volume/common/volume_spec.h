@@ -23,7 +23,7 @@ struct VolumeSpec {
   bool readOnly = false;
   std::optional<MigratedCSIVolume> migratedCSI;  // set once an in-tree volume was translated (Spec.Migrated)
   // volume.Spec.Name(): the inline volume's name or the PV's.
-  const std::string& name() const { return pv ? pv->metadata.name : volume->name; }
+  const api::String& name() const { return pv ? pv->metadata.name : volume->name; }
 };
 
 // createInTreeVolumeSpec; claimName (when given) receives the claim looked at, "" for an inline volume.

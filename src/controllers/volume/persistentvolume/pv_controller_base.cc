@@ -59,7 +59,7 @@ Result<bool> storeObjectUpdate(informers::Store<T>& store, const T& obj, const c
 }
 
 // updateMigrationAnnotations: pv.kubernetes.io/migrated-to follows the provisioner's migration state.
-bool updateMigrationAnnotations(api::StringMap<std::string>& ann, bool claim) {
+bool updateMigrationAnnotations(api::StringMap<api::String>& ann, bool claim) {
   if (ann.empty()) return false;
   auto it = ann.find(claim ? kAnnStorageProvisioner : kAnnDynamicallyProvisioned);
   if (it == ann.end() && claim) it = ann.find(kAnnBetaStorageProvisioner);
@@ -81,10 +81,10 @@ bool updateMigrationAnnotations(api::StringMap<std::string>& ann, bool claim) {
   return false;
 }
 
-bool hasFinalizer(const std::vector<std::string>& f, const char* name) {
+bool hasFinalizer(const std::vector<api::String>& f, const char* name) {
   return std::find(f.begin(), f.end(), name) != f.end();
 }
-void dropFinalizer(std::vector<std::string>& f, const char* name) { std::erase(f, std::string(name)); }
+void dropFinalizer(std::vector<api::String>& f, const char* name) { std::erase(f, api::String(name)); }
 
 // modifyDeletionFinalizers: kubernetes.io/pv-controller on dynamically provisioned in-tree volumes with policy
 // Delete, off with Retain/Recycle or once migrated; the external provisioner's finalizer off in-tree volumes.
@@ -335,7 +335,7 @@ Result<PersistentVolumeClaim> PersistentVolumeController::setClaimProvisioner(co
 Result<PersistentVolumeController::PVPtr> PersistentVolumeController::findBestMatchForClaim(
     const PersistentVolumeClaim& claim, bool delayBinding) const {
   // Every access-mode set some volume has that includes all the claim asks for, fewest modes first.
-  std::vector<std::vector<std::string>> candidates;
+  std::vector<std::vector<api::String>> candidates;
   std::vector<std::string> seen;
   for (const auto& v : volumes_.list()) {
     const std::string key = GetAccessModesAsString(v->spec.accessModes);

@@ -12,7 +12,7 @@ namespace {
 constexpr std::array<std::pair<const char*, const char*>, 4> kModeShort = {{
     {"ReadWriteOnce", "RWO"}, {"ReadOnlyMany", "ROX"}, {"ReadWriteMany", "RWX"}, {"ReadWriteOncePod", "RWOP"}}};
 
-bool containsMode(const std::vector<std::string>& modes, const std::string& m) {
+bool containsMode(const std::vector<api::String>& modes, std::string_view m) {
   return std::find(modes.begin(), modes.end(), m) != modes.end();
 }
 
@@ -65,7 +65,7 @@ api::Quantity storageQuantity(const api::StringMap<api::Quantity>& list) {
   return it == list.end() ? api::Quantity::fromInt(0) : it->second;
 }
 
-std::string GetAccessModesAsString(const std::vector<std::string>& modes) {
+std::string GetAccessModesAsString(const std::vector<api::String>& modes) {
   std::string out;
   for (const auto& [full, abbrev] : kModeShort) {
     if (!containsMode(modes, full)) continue;
@@ -75,8 +75,8 @@ std::string GetAccessModesAsString(const std::vector<std::string>& modes) {
   return out;
 }
 
-std::vector<std::string> GetAccessModesFromString(const std::string& modes) {
-  std::vector<std::string> out;
+std::vector<api::String> GetAccessModesFromString(const std::string& modes) {
+  std::vector<api::String> out;
   size_t start = 0;
   while (start <= modes.size()) {
     size_t end = modes.find(',', start);
@@ -89,7 +89,7 @@ std::vector<std::string> GetAccessModesFromString(const std::string& modes) {
   return out;
 }
 
-bool ContainsAllAccessModes(const std::vector<std::string>& indexed, const std::vector<std::string>& requested) {
+bool ContainsAllAccessModes(const std::vector<api::String>& indexed, const std::vector<api::String>& requested) {
   for (const auto& m : requested)
     if (!containsMode(indexed, m)) return false;
   return true;

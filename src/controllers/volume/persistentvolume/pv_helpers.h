@@ -46,9 +46,9 @@ bool IsDelayBindingProvisioning(const PersistentVolumeClaim& claim);
 api::Quantity storageQuantity(const api::StringMap<api::Quantity>& list);
 
 // GetAccessModesAsString: "RWO,ROX,RWX,RWOP" order, duplicates dropped (the binder's index key).
-std::string GetAccessModesAsString(const std::vector<std::string>& modes);
-std::vector<std::string> GetAccessModesFromString(const std::string& modes);
-bool ContainsAllAccessModes(const std::vector<std::string>& indexed, const std::vector<std::string>& requested);
+std::string GetAccessModesAsString(const std::vector<api::String>& modes);
+std::vector<api::String> GetAccessModesFromString(const std::string& modes);
+bool ContainsAllAccessModes(const std::vector<api::String>& indexed, const std::vector<api::String>& requested);
 
 // GetClaimReference: reference.GetReference of a claim (kind, apiVersion, namespace, name, uid, resourceVersion).
 api::core::v1::ObjectReference GetClaimReference(const PersistentVolumeClaim& claim);

@@ -227,7 +227,7 @@ Status PersistentVolumeController::provisionClaimOperation(const PersistentVolum
 
   VolumeOptions options;
   options.reclaimPolicy = storageClass.reclaimPolicy.value_or("Delete");
-  options.mountOptions = storageClass.mountOptions;
+  options.mountOptions = api::toStdStrings(storageClass.mountOptions);
   options.pvName = pvName;
   options.pvc = &*claim;
   if (!options.mountOptions.empty()) {

@@ -84,15 +84,15 @@ Result<api::core::v1::PersistentVolume> provisionHostPath(bool enabled, const Vo
   pv.metadata.name = options.pvName;
   pv.metadata.annotations["kubernetes.io/createdby"] = "hostpath-dynamic-provisioner";
   pv.spec.persistentVolumeReclaimPolicy = options.reclaimPolicy;
-  pv.spec.accessModes = pvc.spec.accessModes.empty() ? std::vector<std::string>{"ReadWriteOnce"} : pvc.spec.accessModes;
+  pv.spec.accessModes = pvc.spec.accessModes.empty() ? std::vector<api::String>{"ReadWriteOnce"} : pvc.spec.accessModes;
   if (auto it = pvc.spec.resources.requests.find("storage"); it != pvc.spec.resources.requests.end())
     pv.spec.capacity["storage"] = it->second;
   pv.spec.hostPath.emplace();
   pv.spec.hostPath->path = "/tmp/hostpath_pv/" + newUUID();
   std::error_code ec;
-  std::filesystem::create_directories(pv.spec.hostPath->path, ec);
+  std::filesystem::create_directories(pv.spec.hostPath->path.str(), ec);
   if (ec) return Status(StatusCode::kInternal, "mkdir " + pv.spec.hostPath->path + ": " + ec.message());
-  std::filesystem::permissions(pv.spec.hostPath->path, std::filesystem::perms(0750), ec);
+  std::filesystem::permissions(pv.spec.hostPath->path.str(), std::filesystem::perms(0750), ec);
   return pv;
 }
 

@@ -53,8 +53,8 @@ std::string GetCSIDriverName(const VolumeSpec& spec) {
 
 template <class FC>
 std::string fcVolumeName(const FC& fc) {
-  if (!fc.targetWWNs.empty() && fc.lun) return goList(fc.targetWWNs) + ":" + std::to_string(*fc.lun);
-  if (!fc.wwids.empty()) return goList(fc.wwids);
+  if (!fc.targetWWNs.empty() && fc.lun) return goList(api::toStdStrings(fc.targetWWNs)) + ":" + std::to_string(*fc.lun);
+  if (!fc.wwids.empty()) return goList(api::toStdStrings(fc.wwids));
   return "";
 }
 
@@ -70,7 +70,7 @@ Result<std::string> GetVolumeName(const std::string& plugin, const VolumeSpec& s
                     "api.CSIVolumeSource found in volume.Spec");
     return pv->csi->driver + "^" + pv->csi->volumeHandle;
   }
-  if (plugin == "kubernetes.io/host-path") return pv ? pv->hostPath->path : v->hostPath->path;
+  if (plugin == "kubernetes.io/host-path") return pv ? pv->hostPath->path.str() : v->hostPath->path.str();
   if (plugin == "kubernetes.io/nfs") {
     const auto& nfs = pv ? *pv->nfs : *v->nfs;
     return nfs.server + "/" + nfs.path;

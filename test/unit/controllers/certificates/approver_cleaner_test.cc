@@ -45,7 +45,7 @@ class CertFakes : public ::testing::Test {
   template <class T>
   void cache(const T& o) {
     const auto& m = o.metadata;
-    factory.forType<T>().store().upsert(m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name,
+    factory.forType<T>().store().upsert(m.namespace_.empty() ? m.name.str() : m.namespace_ + "/" + m.name,
                                         std::make_shared<const T>(o));
   }
   api::Time ago(std::chrono::seconds d) { return api::Time::fromUnix(SysClock::to_time_t(clock.wallNow() - d)); }
@@ -301,7 +301,7 @@ TEST_F(CertFakes, PodCertificateRequestsOlderThanFifteenMinutesAreDeletedWithThe
   auto deletes = server->actionsFor("delete", "podcertificaterequests");
   ASSERT_EQ(deletes.size(), 1u);
   EXPECT_EQ(deletes[0].name, "old");
-  EXPECT_EQ(json::parse(deletes[0].body)["preconditions"]["uid"], old.metadata.uid);
+  EXPECT_EQ(json::parse(deletes[0].body)["preconditions"]["uid"], old.metadata.uid.str());
   EXPECT_TRUE(server->get<PodCertificateRequest>("ns", "young").has_value());
   // Gone already: not an error, nothing else deleted.
   cleaner.worker();

@@ -35,7 +35,7 @@ CertificateSigningRequest csrFor(const std::string& name, const std::string& pem
   c.metadata.name = name;
   c.spec.request = pem;
   c.spec.signerName = signer;
-  c.spec.usages = std::move(usages);
+  c.spec.usages.assign(usages.begin(), usages.end());
   return c;
 }
 
