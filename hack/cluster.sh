@@ -11,6 +11,7 @@
 # custom.metrics.k8s.io/v1beta2 and external.metrics.k8s.io/v1beta1 registered through APIServices; tests set the
 # metrics it serves by writing the JSON file METRICS_VALUES (printed by `env`; format in metricsapi/main.go).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
+# KWOK_NODES=N (with `up`): N fake nodes instead of 3. SCHEDULER_FLAGS: extra kube-scheduler flags (bench: client QPS).
 . "$(dirname "$0")/lib.sh"
 
 CLUSTERS_DIR="${KCM_CLUSTERS_DIR:-${OUTPUT_DIR}/clusters}"
@@ -243,7 +244,7 @@ ENV
   log "cluster ${name}: kube-scheduler on https://127.0.0.1:${SCHEDULER_PORT}"
   start kube-scheduler "${bin}/kube-scheduler" --kubeconfig="${D}/scheduler.conf" \
     --authentication-kubeconfig="${D}/scheduler.conf" --authorization-kubeconfig="${D}/scheduler.conf" \
-    --leader-elect=false --bind-address=127.0.0.1 --secure-port="${SCHEDULER_PORT}" --v=1
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="${SCHEDULER_PORT}" --v=1 ${SCHEDULER_FLAGS:-}
 
   log "cluster ${name}: kwok managing ${KWOK_NODES} fake nodes"
   # KWOK's "fast" stages, except those test/cluster/kwok-stages replaces; plus its pod behaviours for tests

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Scale: ours and upstream kube-controller-manager (same pinned release), every controller on (the seed's command
+# line, --controllers=*), one after the other on one local cluster of N KWOK nodes (leases renewed by KWOK).
+# Each gets a namespace of its own with S Services (selecting the first S Deployments) and D Deployments of R pause
+# pods, created at once; we measure until every Deployment reports R available replicas:
+#   converge   wall time from the first create to the last Deployment available
+#   CPU        the kcm's CPU seconds over that time, and the apiserver's (/proc of each)
+#   RSS        peak (VmHWM) and steady (VmRSS 30 s after converging); threads: most seen (sampled every 2 s)
+#   writes/s   the kcm's create/update/patch/delete requests per second (apiserver audit log: both run as the
+#              audited user, the only one the cluster's audit policy records)
+# Then the same kcm deletes the namespace (its namespace and garbage collector controllers) before the next run.
+# Both binaries get the same client rate limits (QPS, burst x2): the defaults (20/30) would make a 30,000-pod
+# run take 25 minutes of rate limiting for either.
+# Usage: bench/run-scale-bench.sh [NODES=1000] [DEPLOYMENTS=1000] [REPLICAS=30] [SERVICES=300] [QPS=300]
+. "$(dirname "$0")/../hack/lib.sh"
+nn="${1:-1000}" nd="${2:-1000}" nr="${3:-30}" nsvc="${4:-300}" qps="${5:-300}"
+bash "${REPO_ROOT}/hack/build.sh" --target kube-controller-manager >/dev/null
+name="scalebench-$$"
+trap 'bash "${REPO_ROOT}/hack/cluster.sh" down "$name" >/dev/null 2>&1 || true' EXIT
+KWOK_NODES="$nn" SCHEDULER_FLAGS="--kube-api-qps=${qps} --kube-api-burst=$((qps * 2))" bash "${REPO_ROOT}/hack/cluster.sh" up "$name" >/dev/null 2>&1 || die "cluster did not come up"
+eval "$(bash "${REPO_ROOT}/hack/cluster.sh" env "$name")"
+. "${REPO_ROOT}/bench/lib.sh"
+seed_flags "*"
+FLAGS+=("--kubeconfig=${CLUSTER_DIR}/audited.conf" "--kube-api-qps=${qps}" "--kube-api-burst=$((qps * 2))")
+apiserver_pid=$(cat "${CLUSTER_DIR}/pids/kube-apiserver.pid")
+
+available() {  # Deployments of namespace $1 with $2 available replicas
+  kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
+    grep -c "^$2\$" || true
+}
+writes() { cat "${CLUSTER_DIR}"/audit*.log 2>/dev/null | grep -c '"username":"kcm-audited"' || true; }
+threads() { awk '/^Threads/{print $2}' "/proc/$1/status"; }
+
+create_services() {  # create_services NS S
+  local i
+  for ((i = 0; i < $2; i++)); do
+    echo "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s${i}\"},\"spec\":{\"selector\":"\
+"{\"app\":\"d${i}\"},\"ports\":[{\"port\":80,\"targetPort\":8080}]}}"
+  done | kubectl create -n "$1" -f - >/dev/null
+}
+
+run_one() {  # run_one LABEL BINARY
+  local label="$1" bin="$2" ns="scale-$1" maxthreads=0 t
+  start_kcm "$label" "$bin"
+  local pid=$KCM_PID
+  namespace_with_sa "$ns"
+  sleep 5
+  local cpu0 api0 w0 t0
+  cpu0=$(proc_cpu "$pid") api0=$(proc_cpu "$apiserver_pid") w0=$(writes) t0=$(date +%s.%N)
+  create_services "$ns" "$nsvc"
+  create_deployments "$ns" "$nd" "$nr"
+  until [ "$(available "$ns" "$nr")" -ge "$nd" ]; do
+    kill -0 "$pid" 2>/dev/null || die "${label}: kube-controller-manager exited (log: ${CLUSTER_DIR}/logs/bench-${label}.log)"
+    t=$(threads "$pid"); [ "$t" -gt "$maxthreads" ] && maxthreads=$t
+    sleep 2
+  done
+  local t1 cpu api w
+  t1=$(date +%s.%N)
+  cpu=$(echo "$(proc_cpu "$pid") - $cpu0" | bc) api=$(echo "$(proc_cpu "$apiserver_pid") - $api0" | bc)
+  w=$(( $(writes) - w0 ))
+  local secs; secs=$(echo "$t1 - $t0" | bc)
+  sleep 30
+  printf "%-9s %6d pods converged in %7.1f s  kcm CPU %7.1f s  apiserver CPU %7.1f s  peak RSS %7s MiB  steady RSS %7s MiB  threads %3d  writes %7d (%5.1f/s)\n" \
+    "$label" "$((nd * nr))" "$secs" "$cpu" "$api" "$(proc_hwm_mib "$pid")" "$(proc_rss_mib "$pid")" "$maxthreads" \
+    "$w" "$(echo "$w / $secs" | bc -l)"
+  kubectl delete namespace "$ns" --wait=false >/dev/null
+  until ! kubectl get namespace "$ns" >/dev/null 2>&1; do sleep 2; done
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+}
+echo "$(nproc) cores, $(date -u +%Y-%m-%d), ${nn} KWOK nodes, ${nd} Deployments x ${nr} pods, ${nsvc} Services," \
+  "--kube-api-qps=${qps} --kube-api-burst=$((qps * 2)), --controllers=*"
+run_one kcm-cpp "${OUTPUT_DIR}/bin/kube-controller-manager"
+run_one upstream "${CONTROL_PLANE_BIN}/kube-controller-manager"
