@@ -12,6 +12,7 @@
 # metrics it serves by writing the JSON file METRICS_VALUES (printed by `env`; format in metricsapi/main.go).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
 # KWOK_NODES=N (with `up`): N fake nodes instead of 3. SCHEDULER_FLAGS: extra kube-scheduler flags (bench: client QPS).
+# AUDIT_KCM_ALL=1: the audit log records every request of the kcm (see the audit policy below).
 . "$(dirname "$0")/lib.sh"
 
 CLUSTERS_DIR="${KCM_CLUSTERS_DIR:-${OUTPUT_DIR}/clusters}"
@@ -163,14 +164,21 @@ make_pki() {
   kubeconfig scheduler.conf system:kube-scheduler scheduler
   kubeconfig audited.conf kcm-audited audited
   # Audit: the writes of user kcm-audited only (Metadata level, JSON lines in audit.log), nothing else.
-  cat > audit-policy.yaml <<'POLICY'
+  # AUDIT_KCM_ALL=1 (benchmarks): every request of kcm-audited and of kube-system's service accounts (the
+  # controllers' own credentials with --use-service-account-credentials), reads included.
+  local rules='- level: Metadata
+  users: [kcm-audited]
+  verbs: [create, update, patch, delete, deletecollection]'
+  [ "${AUDIT_KCM_ALL:-0}" = 1 ] && rules='- level: Metadata
+  users: [kcm-audited]
+- level: Metadata
+  userGroups: ["system:serviceaccounts:kube-system"]'
+  cat > audit-policy.yaml <<POLICY
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
-- level: Metadata
-  users: [kcm-audited]
-  verbs: [create, update, patch, delete, deletecollection]
+${rules}
 - level: None
 POLICY
 }

@@ -161,6 +161,7 @@ int run(const std::vector<std::string>& args) {
     if (Status s = gates.set(fg, gateWarnings); !s.ok()) return commandFailed(s.message());
   for (const auto& w : gateWarnings) KLOG_WARNING(w);
   app::registerComponentMetrics(gates);
+  informers::setWatchListClientEnabled(gates.enabled("WatchListClient"));  // client-go's gate, kcm's flag
 
   for (auto& e : options::validate(opts, controllers::validateControllers(opts.generic.controllers)))
     errs.push_back(std::move(e));

@@ -72,6 +72,9 @@ class Transport {
   // A watch: lines to onLine until the handle is destroyed or the transport ends it through onDone.
   virtual std::unique_ptr<StreamHandle> openStream(const Request& req, const std::string& target, OnLine onLine,
                                                    OnDone onDone) = 0;
+  // Whether a watch with sendInitialEvents streams the initial state and its end bookmark (in-memory fakes do
+  // not, as client-go's fake clients declare).
+  virtual bool supportsWatchList() const { return false; }
 };
 
 class RestClient {
@@ -99,6 +102,8 @@ class RestClient {
                                                     std::stop_token stop = {});
 
   const RestConfig& config() const { return config_; }
+  // A real apiserver can stream lists (sendInitialEvents); a test transport only when it says so.
+  bool supportsWatchList() const { return !transport_ || transport_->supportsWatchList(); }
   RateLimiter& rateLimiter() { return limiter_; }
   // Requests sent (including retries), for tests and benchmarks.
   uint64_t requestCount() const;

@@ -27,6 +27,13 @@ void InformerBase::run(std::stop_token stop) {
   cv.wait(l, stop, [] { return false; });
 }
 
+namespace {
+std::atomic<bool> gWatchListClient{true};  // client-go's WatchListClient default at the pin
+}  // namespace
+
+bool watchListClientEnabled() { return gWatchListClient.load(); }
+void setWatchListClientEnabled(bool on) { gWatchListClient.store(on); }
+
 bool InformerBase::waitForCacheSync(std::stop_token stop) const {
   while (!hasSynced() && !stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return hasSynced();
@@ -44,6 +51,7 @@ ListerWatcher<api::meta::v1::PartialObjectMetadata> dynamicListerWatcher(std::sh
   using PM = api::meta::v1::PartialObjectMetadata;
   ListerWatcher<PM> lw;
   lw.description = gvr.toString() + " (dynamic)";
+  lw.watchListSemantics = c->supportsWatchList();
   lw.typeName = "*unstructured.Unstructured";
   lw.list = [c, gvr, ns](const client::ListOptions& o, const std::function<void(PM&&)>& onItem) -> Result<client::ListInfo> {
     client::Request req;
@@ -68,6 +76,7 @@ ListerWatcher<api::meta::v1::PartialObjectMetadata> metadataListerWatcher(std::s
   using PM = api::meta::v1::PartialObjectMetadata;
   ListerWatcher<PM> lw;
   lw.description = gvr.toString() + " (metadata)";
+  lw.watchListSemantics = c->supportsWatchList();
   lw.list = [c, gvr, ns](const client::ListOptions& o, const std::function<void(PM&&)>& onItem) {
     return client::listMetadataPageStreaming(*c, gvr, ns, o, onItem);
   };

@@ -13,6 +13,13 @@
 //  - Errors back off 800 ms doubling to 30 s with jitter, reset after 2 min of health.
 //  - A relist replaces the store at once: vanished objects are delivered as deletes with finalStateUnknown
 //    (the tombstone case), "synced" is signalled exactly once.
+//  - Streaming lists (the WatchListClient feature, on at the pin): instead of a LIST, a WATCH with
+//    sendInitialEvents=true, resourceVersionMatch=NotOlderThan from the last synced resourceVersion ("" at first)
+//    streams the current objects into a temporary store until the BOOKMARK annotated
+//    k8s.io/initial-events-end=true; that replaces the store as a list would, and the same watch goes on. 410 Gone
+//    or a too large version restarts it from ""; a retriable error (429, connection) backs off and retries it;
+//    any other error (a server without WatchList answers 422) falls back to a LIST at once. Only lister-watchers
+//    of real clients stream (client-go's fake clients cannot either).
 // Objects pass through a transform before caching (default: drop managedFields, as upstream kcm does).
 // Thread-safe. Include from .cc files only (pulls in the codec).
 #include <atomic>
@@ -58,6 +65,8 @@ struct ListerWatcher {
                                                                std::function<void(Status)>, std::stop_token)>
       watchAsync;
   std::string description;  // for logs: "pods", "apps/v1, Resource=deployments (metadata)"
+  // The watch can stream the initial state (sendInitialEvents): real clients yes, in-memory fakes no.
+  bool watchListSemantics = false;
   std::string typeName = "*v1.PartialObjectMetadata";  // the Go type upstream's reflector would hold: "*v1.Pod"
 };
 
@@ -65,6 +74,7 @@ template <class T>
 ListerWatcher<T> typedListerWatcher(std::shared_ptr<client::RestClient> c, const std::string& ns = "") {
   ListerWatcher<T> lw;
   lw.description = api::ResourceTraits<T>::kResource;
+  lw.watchListSemantics = c->supportsWatchList();
   lw.typeName = std::string("*") + api::ResourceTraits<T>::kVersion + "." + api::ResourceTraits<T>::kKind;
   lw.list = [c, ns](const client::ListOptions& o, const std::function<void(T&&)>& onItem) {
     return client::listPageStreaming<T>(*c, ns, o, onItem);
@@ -148,10 +158,16 @@ void logListFailed(const std::string& type, const std::string& reflector, const 
 void logWatchClosed(const std::string& type, const std::string& reflector, uint64_t items);
 void logWatchEndedWithError(const std::string& type, const std::string& reflector, const std::string& err);
 
+// client-go's WatchListClient feature (kcm: --feature-gates=WatchListClient=false turns it off): informers
+// created afterwards take their initial state from a streaming watch rather than a LIST.
+bool watchListClientEnabled();
+void setWatchListClientEnabled(bool on);
+
 struct InformerOptions {
   Clock::Duration resyncPeriod{0};
   Clock* clock = &RealClock::get();
   int64_t pageSize = 500;
+  bool watchList = watchListClientEnabled();  // used when the lister-watcher has watchListSemantics
   std::shared_ptr<InformerMetrics> metrics;  // null: none (metadata, dynamic and unnamed factories' informers)
 };
 
@@ -273,6 +289,7 @@ class SharedInformer : public InformerBase {
     return rv_;
   }
   uint64_t listCount() const { return lists_.load(); }
+  uint64_t watchListCount() const { return watchLists_.load(); }  // streaming lists started
   uint64_t watchCount() const { return watches_.load(); }
 
   void start(std::stop_token stop) override {
@@ -381,6 +398,12 @@ class SharedInformer : public InformerBase {
 
   void doList() {
     if (stopped()) return;
+    if (opts_.watchList && lw_.watchListSemantics) return startWatchList();
+    doPlainList();
+  }
+
+  void doPlainList() {
+    if (stopped()) return;
     logListing(lw_.typeName, lw_.description);
     Status s = listAndReplace(listRv_);
     if (stopped()) return;
@@ -413,6 +436,27 @@ class SharedInformer : public InformerBase {
     o.resourceVersion = lastSyncResourceVersion();
     o.allowWatchBookmarks = true;
     o.timeoutSeconds = 300 + static_cast<int64_t>(rng_() % 300);  // [5, 10) minutes
+    openWatch(std::move(o));
+  }
+
+  // The streaming list: a watch whose initial events fill wlItems_ until the initial-events-end bookmark.
+  void startWatchList() {
+    if (stopped()) return;
+    logListing(lw_.typeName, lw_.description);
+    ++watchLists_;
+    wlActive_ = true;
+    wlItems_.clear();
+    wlIndex_.clear();
+    client::ListOptions o;
+    o.resourceVersion = rvUnavailable_ ? "" : lastSyncResourceVersion();
+    o.resourceVersionMatch = "NotOlderThan";
+    o.sendInitialEvents = true;
+    o.allowWatchBookmarks = true;
+    o.timeoutSeconds = 300 + static_cast<int64_t>(rng_() % 300);
+    openWatch(std::move(o));
+  }
+
+  void openWatch(client::ListOptions o) {
     uint64_t gen = ++watchGen_;
     KLOG_V(4, "\"Watching\" reflector=\"" + lw_.description + "\" resourceVersion=\"" + o.resourceVersion + "\"");
     watchGotEvent_ = watchGone_ = false;
@@ -497,6 +541,7 @@ class SharedInformer : public InformerBase {
         h = std::move(stream_);
       }
     }
+    if (wlActive_) return onWatchListEnded(std::move(s));
     if (watchGone_ || s.code() == StatusCode::kGone) {
       listRv_ = "";  // too old resourceVersion: relist from etcd
       return doList();
@@ -518,6 +563,72 @@ class SharedInformer : public InformerBase {
     startWatch();  // normal end (timeout): watch again from the last resourceVersion
   }
 
+  // A streaming list ended before its initial-events-end bookmark.
+  void onWatchListEnded(Status s) {
+    wlActive_ = false;
+    wlItems_.clear();
+    wlIndex_.clear();
+    const bool veryShort = s.ok() && !watchGotEvent_ && clock_.now() - watchStarted_ < std::chrono::seconds(1);
+    if (watchGone_ || s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout) {
+      rvUnavailable_ = true;  // expired or too large a version: stream a fresh snapshot
+      return doList();
+    }
+    if (s.ok() && !veryShort) return doList();  // closed by the server midway: stream again
+    if (veryShort) s = Status(StatusCode::kUnavailable, "very short watch: watch closed before any event");
+    setLastListError(s.message());
+    if (!veryShort && watchResumable(s)) {
+      KLOG_V(2, "\"watch-list failed - backing off\" reflector=\"" + lw_.description + "\" type=\"" + lw_.typeName +
+                    "\" err=" + log::quote(s.message()));
+      return backoffThen([this] { doList(); });
+    }
+    KLOG_V(4, "\"Data couldn't be fetched in watchlist mode. Falling back to regular list.\" reflector=\"" +
+                  lw_.description + "\" err=" + log::quote(s.message()));
+    doPlainList();
+  }
+
+  // The initial-events-end bookmark: what streamed in replaces the store; the watch goes on from here.
+  void finishWatchList(const std::string& rv) {
+    wlActive_ = false;
+    std::vector<std::pair<std::string, Ptr>> fresh;
+    fresh.reserve(wlIndex_.size());
+    for (auto& kv : wlItems_)
+      if (kv.second) fresh.push_back(std::move(kv));
+    wlItems_.clear();
+    wlIndex_.clear();
+    rvUnavailable_ = false;
+    replaceAll(std::move(fresh), rv);
+    setLastListError("");
+    logCachesPopulated(lw_.typeName, lw_.description);
+    KLOG_V(4, "\"Listed\" reflector=\"" + lw_.description + "\" items=" + std::to_string(store_.size()) +
+                  " resourceVersion=\"" + rv + "\" ok=true watchList=true");
+  }
+
+  void applyWatchList(client::WatchEvent<T>& ev) {
+    const auto& md = ev.object.metadata;
+    if (ev.type == "BOOKMARK") {
+      auto it = md.annotations.find("k8s.io/initial-events-end");
+      if (it != md.annotations.end() && it->second == "true") finishWatchList(md.resourceVersion);
+      return;
+    }
+    std::string key = metaNamespaceKey(ev.object);
+    auto at = wlIndex_.find(key);
+    if (ev.type == "DELETED") {
+      if (at != wlIndex_.end()) {
+        wlItems_[at->second].second.reset();
+        wlIndex_.erase(at);
+      }
+      return;
+    }
+    if (ev.type != "ADDED" && ev.type != "MODIFIED") return;
+    Ptr obj = prepare(std::move(ev.object));
+    if (at != wlIndex_.end()) {
+      wlItems_[at->second].second = std::move(obj);
+      return;
+    }
+    wlIndex_.emplace(key, wlItems_.size());
+    wlItems_.emplace_back(std::move(key), std::move(obj));
+  }
+
   // Which ended watches are resumed from the last resourceVersion rather than relisted. client-go retries the
   // watch on 429 and on a refused connection, and treats a stream that simply ended as a normal close. Our
   // transport reports a refused, reset or timed-out connection as Unavailable/Timeout (a 503/504 answer too);
@@ -534,6 +645,7 @@ class SharedInformer : public InformerBase {
   }
 
   void apply(client::WatchEvent<T>& ev) {
+    if (wlActive_) return applyWatchList(ev);
     if (ev.type == "BOOKMARK") {
       setRv(ev.object.metadata.resourceVersion);
       return;
@@ -574,9 +686,21 @@ class SharedInformer : public InformerBase {
       o.continueToken = page->continueToken;
       o.resourceVersion.clear();
     }
-    // Replace at once: deletes for what vanished (tombstones), then adds/updates.
+    replaceAll(std::move(fresh), listRv, &freshKeys);
+    return Status::Ok();
+  }
+
+  // Replace at once: deletes for what vanished (tombstones), then adds/updates in the given order.
+  void replaceAll(std::vector<std::pair<std::string, Ptr>> fresh, const std::string& listRv,
+                  const std::unordered_set<std::string>* keys = nullptr) {
+    std::unordered_set<std::string> own;
+    if (!keys) {
+      own.reserve(fresh.size());
+      for (const auto& kv : fresh) own.insert(kv.first);
+      keys = &own;
+    }
     for (const auto& key : store_.keys())
-      if (!freshKeys.count(key))
+      if (!keys->count(key))
         if (Ptr old = store_.erase(key)) notify({Kind::kDelete, old, nullptr, true});
     size_t queued = fresh.size();
     if (opts_.metrics) opts_.metrics->setQueued(queued);
@@ -591,7 +715,6 @@ class SharedInformer : public InformerBase {
     }
     setRv(listRv);
     synced_.store(true);  // idempotent: "synced" is observed once and stays
-    return Status::Ok();
   }
 
   // Resync: one timer entry at the earliest listener's due time; the resync itself runs on the strand, in
@@ -653,9 +776,14 @@ class SharedInformer : public InformerBase {
   std::mutex listenersMu_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // what registrations check before reaching us
-  std::atomic<uint64_t> lists_{0}, watches_{0};
+  std::atomic<uint64_t> lists_{0}, watches_{0}, watchLists_{0};
   // Reflector state: touched only on strand_.
   std::string listRv_ = "0";
+  // Streaming list: active until the initial-events-end bookmark; what streamed in so far (a deleted entry is
+  // null) and where each key sits.
+  bool wlActive_ = false, rvUnavailable_ = false;
+  std::vector<std::pair<std::string, Ptr>> wlItems_;
+  std::unordered_map<std::string, size_t> wlIndex_;
   uint64_t watchGen_ = 0, watchEnded_ = 0;
   bool watchGotEvent_ = false, watchGone_ = false;
   uint64_t watchEvents_ = 0;

@@ -106,8 +106,39 @@ TEST_F(Informer, SeesThousandCreatesUpdatesAndDeletesInParallel) {
   ASSERT_TRUE(waitFor([&] { return deletes.load() == 1000; }, 60s)) << deletes.load();
   EXPECT_TRUE(converges(inf));
   EXPECT_TRUE(cachePods(inf, ns()).empty());
-  EXPECT_EQ(inf.listCount(), 1u);  // one initial list; everything else came from the watch
+  // One streaming list (WatchListClient, on at the pin as in client-go), no LIST; everything else came from the
+  // same watch.
+  EXPECT_EQ(inf.watchListCount(), 1u);
+  EXPECT_EQ(inf.listCount(), 0u);
   stop.request_stop();
+}
+
+// The initial state of existing objects comes from a watch with sendInitialEvents (the apiserver's watch cache
+// streams them, then the k8s.io/initial-events-end bookmark); with WatchListClient off, from a LIST. Both caches
+// must equal the server, and changes after the sync arrive on the same watch.
+TEST_F(Informer, StreamingListAndPlainListSeeTheSameObjects) {
+  kubectlRetry({"create", "-n", ns(), "-f", "-"}, pods(0, 120, 0));
+  auto run = [&](bool watchList) {
+    informers::InformerOptions o;
+    o.watchList = watchList;
+    informers::SharedInformer<Pod> inf(informers::typedListerWatcher<Pod>(client_), o);
+    std::stop_source stop;
+    inf.start(stop.get_token());
+    EXPECT_TRUE(inf.waitForCacheSync(stop.get_token()));
+    EXPECT_EQ(cachePods(inf, ns()), serverPods()) << "watchList=" << watchList;
+    EXPECT_EQ(inf.listCount(), watchList ? 0u : 1u);
+    EXPECT_EQ(inf.watchListCount(), watchList ? 1u : 0u);
+    kubectlRetry({"label", "pods", "-n", ns(), "p-7", "round=" + std::string(watchList ? "one" : "two"), "--overwrite"});
+    EXPECT_TRUE(waitFor([&] {
+      auto p = inf.store().get(ns(), "p-7");
+      return p && p->metadata.labels.count("round") &&
+             p->metadata.labels.at("round") == (watchList ? "one" : "two");
+    }, 20s)) << "watchList=" << watchList;
+    EXPECT_TRUE(inf.store().get(ns(), "p-7")->metadata.managedFields.empty());
+    stop.request_stop();
+  };
+  run(true);
+  run(false);
 }
 
 TEST_F(Informer, ConvergesAfterApiserverRestartMidChurn) {
@@ -174,6 +205,9 @@ TEST_F(Informer, MetadataAndDynamicInformersOverAnyResource) {
   EXPECT_EQ(Json::parse(*api::dynamicField(*cm, "data")), Json::parse(R"({"k":"v"})"));
   kubectl({"delete", "configmap", "cm", "-n", ns()});
   EXPECT_TRUE(waitFor([&] { return !dyn.store().get(ns(), "cm"); }, 20s));
+  EXPECT_EQ(meta.watchListCount(), 1u);  // metadata-only and dynamic informers stream their lists too
+  EXPECT_EQ(dyn.watchListCount(), 1u);
+  EXPECT_EQ(meta.listCount() + dyn.listCount(), 0u);
   stop.request_stop();
 }
 

@@ -48,11 +48,14 @@ class Scripted {
   std::deque<ListPage<ConfigMap>> lists;
   std::deque<WatchScript> watches;
   std::vector<std::string> listRvs, watchRvs;
+  std::vector<client::ListOptions> watchOptions;
+  bool watchList = false;  // scripted as a server that can stream lists
   std::mutex mu;
 
   ListerWatcher<ConfigMap> lw() {
     ListerWatcher<ConfigMap> l;
     l.description = "configmaps (scripted)";
+    l.watchListSemantics = watchList;
     l.list = [this](const client::ListOptions& o,
                     const std::function<void(ConfigMap&&)>& onItem) -> Result<client::ListInfo> {
       std::lock_guard g(mu);
@@ -69,6 +72,7 @@ class Scripted {
       {
         std::lock_guard g(mu);
         watchRvs.push_back(o.resourceVersion);
+        watchOptions.push_back(o);
         if (watches.empty()) {
           s.end = Status(StatusCode::kCancelled, "idle");
         } else {
@@ -254,6 +258,98 @@ TEST(SharedInformer, BookmarksAdvanceTheResourceVersion) {
   EXPECT_EQ(s.watchRvs[1], "10");
   EXPECT_EQ(inf.store().size(), 1u);  // a bookmark is not an object
   EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@5"}));
+}
+
+// The initial-events-end bookmark of a streaming list.
+client::WatchEvent<ConfigMap> initialEventsEnd(const std::string& rv) {
+  ConfigMap b = cm("", rv);
+  b.metadata.annotations["k8s.io/initial-events-end"] = "true";
+  return ev("BOOKMARK", std::move(b));
+}
+
+// WatchListClient: the initial state streams in through a watch (sendInitialEvents, NotOlderThan, from "" at
+// first) into a temporary store; the annotated bookmark replaces the cache with it (a modification within the
+// stream counts once, as its last state), and the same watch goes on delivering changes. No LIST at all.
+TEST(SharedInformer, WatchListStreamsTheInitialStateThenKeepsWatching) {
+  Scripted s;
+  s.watchList = true;
+  ConfigMap plainBookmark = cm("", "2");
+  s.watches.push_back({{ev("ADDED", cm("a", "1")), ev("ADDED", cm("b", "2")), ev("BOOKMARK", plainBookmark),
+                        ev("MODIFIED", cm("a", "3")), ev("ADDED", cm("c", "3")), ev("DELETED", cm("c", "3")),
+                        initialEventsEnd("3"), ev("MODIFIED", cm("b", "4"))},
+                       Status(StatusCode::kCancelled, "")});
+  RunningInformer run(s);
+  Recorder r;
+  auto registration = run.inf.addEventHandler(r.handler());
+  run.start();
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 3; }, &run.clock));
+  run.stop();
+  EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@3", "add b@2", "update b@4"}));
+  EXPECT_TRUE(run.inf.hasSynced());
+  EXPECT_EQ(run.inf.listCount(), 0u);
+  EXPECT_EQ(run.inf.watchListCount(), 1u);
+  EXPECT_TRUE(s.listRvs.empty());
+  ASSERT_FALSE(s.watchOptions.empty());
+  const auto& o = s.watchOptions[0];
+  EXPECT_TRUE(o.sendInitialEvents);
+  EXPECT_TRUE(o.allowWatchBookmarks);
+  EXPECT_EQ(o.resourceVersionMatch, "NotOlderThan");
+  EXPECT_EQ(o.resourceVersion, "");
+  EXPECT_EQ(run.inf.lastSyncResourceVersion(), "4");
+  EXPECT_TRUE(run.inf.store().get("ns/a")->metadata.managedFields.empty());  // transformed while streaming
+}
+
+// A server that cannot stream lists (WatchList off: 422) or fails otherwise before the bookmark: a plain LIST at
+// once, then the usual watch; when the stream itself finds its version expired (410) it starts again from "",
+// and the snapshot replaces the cache (tombstones for what went).
+TEST(SharedInformer, WatchListFallsBackToAListAndRestartsFromScratchWhenExpired) {
+  Scripted s;
+  s.watchList = true;
+  s.watches.push_back({{}, Status(StatusCode::kInvalid, "sendInitialEvents: Forbidden")});
+  s.lists.push_back({{cm("a", "1"), cm("b", "2")}, "2", ""});
+  client::WatchEvent<ConfigMap> gone;
+  gone.type = "ERROR";
+  gone.status.code = 410;
+  gone.status.reason = "Expired";
+  s.watches.push_back({{gone}, Status::Ok()});                                // the watch after the list
+  s.watches.push_back({{ev("ADDED", cm("a", "5")), gone}, Status::Ok()});     // streaming: expired midway
+  s.watches.push_back({{ev("ADDED", cm("a", "6")), initialEventsEnd("6")}, Status(StatusCode::kCancelled, "")});
+  RunningInformer run(s);
+  Recorder r;
+  auto registration = run.inf.addEventHandler(r.handler());
+  run.start();
+  ASSERT_TRUE(eventually([&] { return r.snapshot().size() >= 4; }, &run.clock));
+  run.stop();
+  EXPECT_EQ(r.snapshot(), (std::vector<std::string>{"add a@1", "add b@2", "tombstone b", "update a@6"}));
+  EXPECT_EQ(s.listRvs, (std::vector<std::string>{"0"}));
+  ASSERT_EQ(s.watchOptions.size(), 4u);
+  EXPECT_TRUE(s.watchOptions[0].sendInitialEvents);
+  EXPECT_FALSE(s.watchOptions[1].sendInitialEvents);
+  EXPECT_EQ(s.watchOptions[1].resourceVersion, "2");
+  EXPECT_TRUE(s.watchOptions[2].sendInitialEvents);
+  EXPECT_EQ(s.watchOptions[2].resourceVersion, "2");  // a watch's 410: stream from the last version (cache)
+  EXPECT_EQ(s.watchOptions[3].resourceVersion, "");   // the stream's own 410: from scratch
+  EXPECT_EQ(run.inf.listCount(), 1u);
+  EXPECT_EQ(run.inf.watchListCount(), 3u);
+}
+
+// --feature-gates=WatchListClient=false (InformerOptions.watchList): a LIST as before, even where the server
+// could stream.
+TEST(SharedInformer, WatchListClientOffLists) {
+  Scripted s;
+  s.watchList = true;
+  s.lists.push_back({{cm("a", "1")}, "1", ""});
+  FakeClock clock;
+  InformerOptions o;
+  o.clock = &clock;
+  o.watchList = false;
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] { return inf.hasSynced(); }, &clock));
+  t.request_stop();
+  t.join();
+  EXPECT_EQ(inf.listCount(), 1u);
+  EXPECT_EQ(inf.watchListCount(), 0u);
 }
 
 TEST(SharedInformer, ListFailureBacksOffAndSyncsOnce) {
