@@ -12,7 +12,7 @@
 # metrics it serves by writing the JSON file METRICS_VALUES (printed by `env`; format in metricsapi/main.go).
 # Each component logs to CLUSTER_DIR/logs/<component>.log.
 # KWOK_NODES=N (with `up`): N fake nodes instead of 3. SCHEDULER_FLAGS: extra kube-scheduler flags (bench: client QPS).
-# AUDIT_KCM_ALL=1: the audit log records every request of the kcm (see the audit policy below).
+# AUDIT_KCM_ALL=1: the audit log records every request of the kcm (see the audit policy below) and rotates at 8 GB.
 . "$(dirname "$0")/lib.sh"
 
 CLUSTERS_DIR="${KCM_CLUSTERS_DIR:-${OUTPUT_DIR}/clusters}"
@@ -245,7 +245,7 @@ ENV
     --runtime-config=internal.apiserver.k8s.io/v1alpha1=true,scheduling.k8s.io/v1beta1=true,resource.k8s.io/v1alpha3=true \
     --feature-gates=GenericWorkload=true,DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true \
     --audit-policy-file="${D}/audit-policy.yaml" --audit-log-path="${D}/audit.log" --audit-log-format=json \
-    --audit-log-maxsize=100 --audit-log-maxbackup=1 \
+    --audit-log-maxsize="$([ "${AUDIT_KCM_ALL:-0}" = 1 ] && echo 8000 || echo 100)" --audit-log-maxbackup=1 \
     --profiling=false --v=1
   wait_http kube-apiserver "https://127.0.0.1:${APISERVER_PORT}/readyz" 180 '^ok$' --cacert "${D}/pki/ca.crt"
 
@@ -286,11 +286,18 @@ status:
   capacity: {cpu: \"32\", memory: 256Gi, pods: \"250\"}"
   done
   "${bin}/kubectl" --kubeconfig="${D}/admin.conf" apply -f - <<<"$nodes" >/dev/null
-  if ! "${bin}/kubectl" --kubeconfig="${D}/admin.conf" wait --for=condition=Ready node -l type=kwok \
-        --timeout=90s >/dev/null; then
-    tail -n 30 "${D}/logs/kwok.log" >&2
-    die "KWOK nodes did not become Ready (log: ${D}/logs/kwok.log)"
-  fi
+  # Every node Ready: one list a second (kubectl wait takes the nodes one by one, too slow for a thousand).
+  local ready=0 deadline=$((SECONDS + 90 + KWOK_NODES / 10))
+  until [ "$ready" -ge "$KWOK_NODES" ]; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 30 "${D}/logs/kwok.log" >&2
+      die "KWOK nodes did not become Ready: ${ready} of ${KWOK_NODES} (log: ${D}/logs/kwok.log)"
+    fi
+    sleep 1
+    ready=$("${bin}/kubectl" --kubeconfig="${D}/admin.conf" get nodes -l type=kwok -o \
+      jsonpath='{range .items[*]}{range .status.conditions[?(@.type=="Ready")]}{.status}{"\n"}{end}{end}' 2>/dev/null |
+      grep -c '^True$' || true)
+  done
   alive kube-scheduler || die "kube-scheduler exited (log: ${D}/logs/kube-scheduler.log)"
   [ "${METRICS_API:-0}" = 1 ] && start_metrics_api "${bin}"
   UP_OK=1
