@@ -131,6 +131,20 @@ def go_field_info(go_structs, type_name, jname):
 
 
 # ------------------------------------------------------------------------------------------------ model
+UNKNOWN_MEMBER = "  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim"
+
+
+def member_alignment_rank(f):
+    """0: 8-byte aligned (pointers, vectors, maps, int64, Time, nested structs), 1: int32, 2: byte aligned."""
+    if f.kind == "struct":
+        return 0
+    if f.cpp_type in ("::kcm::api::String", "::kcm::api::Quantity", "bool"):
+        return 2
+    if f.cpp_type == "int32_t":
+        return 1
+    return 0
+
+
 class Field:
     def __init__(self, jname, cpp_type, kind, optional, omitempty, required, elem=None):
         self.jname, self.cpp_type, self.kind = jname, cpp_type, kind  # kind: scalar|string|bytes|struct|special|array|map
@@ -390,14 +404,17 @@ def main():
         h += ["struct %s;" % short(n) for n in order] + [""]
         for n in order:
             h.append("struct %s {" % short(n))
-            for f in model[n]:
+            # Members by alignment, 8-byte ones first, then 4-byte, then the 1-byte ones (api::String is 16 bytes
+            # aligned to 1, bools): padding only before the unknown-fields pointer at the end. JSON order within
+            # each group; the codecs name every field.
+            for f in sorted(model[n], key=member_alignment_rank):
                 if f.optional:
                     box = "::kcm::api::Box" if f.kind == "struct" else "std::optional"
                     t = "%s<%s>" % (box, f.cpp_type)
                 else:
                     t = f.cpp_type
                 h.append("  %s %s{};" % (t, member(f.jname)))
-            h.append("  ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim")
+            h.append(UNKNOWN_MEMBER)  # last: brace-initialising the first members keeps working
             h.append("};")
             h.append("")
         h.append("}  // namespace kcm::api::%s" % ns)

@@ -89,10 +89,10 @@ struct NamedRuleWithOperations {
 
 struct MatchResources {
   std::vector<::kcm::api::admissionregistration::v1::NamedRuleWithOperations> excludeResourceRules{};
-  std::optional<::kcm::api::String> matchPolicy{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> objectSelector{};
   std::vector<::kcm::api::admissionregistration::v1::NamedRuleWithOperations> resourceRules{};
+  std::optional<::kcm::api::String> matchPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -116,29 +116,29 @@ struct Variable {
 };
 
 struct MutatingAdmissionPolicySpec {
-  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchConstraints{};
   std::vector<::kcm::api::admissionregistration::v1::Mutation> mutations{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamKind> paramKind{};
-  ::kcm::api::String reinvocationPolicy{};
   std::vector<::kcm::api::admissionregistration::v1::Variable> variables{};
+  std::optional<::kcm::api::String> failurePolicy{};
+  ::kcm::api::String reinvocationPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicy {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::MutatingAdmissionPolicySpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ParamRef {
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::String name{};
   ::kcm::api::String namespace_{};
   std::optional<::kcm::api::String> parameterNotFoundAction{};
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -150,26 +150,26 @@ struct MutatingAdmissionPolicyBindingSpec {
 };
 
 struct MutatingAdmissionPolicyBinding {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicyBindingList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingAdmissionPolicyBinding> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingAdmissionPolicyList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingAdmissionPolicy> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -183,10 +183,10 @@ struct RuleWithOperations {
 };
 
 struct ServiceReference {
+  std::optional<int32_t> port{};
   ::kcm::api::String name{};
   ::kcm::api::String namespace_{};
   std::optional<::kcm::api::String> path{};
-  std::optional<int32_t> port{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -200,32 +200,32 @@ struct WebhookClientConfig {
 struct MutatingWebhook {
   std::vector<::kcm::api::String> admissionReviewVersions{};
   ::kcm::api::admissionregistration::v1::WebhookClientConfig clientConfig{};
-  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
-  std::optional<::kcm::api::String> matchPolicy{};
-  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> objectSelector{};
-  std::optional<::kcm::api::String> reinvocationPolicy{};
   std::vector<::kcm::api::admissionregistration::v1::RuleWithOperations> rules{};
-  std::optional<::kcm::api::String> sideEffects{};
   std::optional<int32_t> timeoutSeconds{};
+  std::optional<::kcm::api::String> failurePolicy{};
+  std::optional<::kcm::api::String> matchPolicy{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> reinvocationPolicy{};
+  std::optional<::kcm::api::String> sideEffects{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingWebhookConfiguration {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingWebhook> webhooks{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct MutatingWebhookConfigurationList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::MutatingWebhookConfiguration> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -244,12 +244,12 @@ struct Validation {
 
 struct ValidatingAdmissionPolicySpec {
   std::vector<::kcm::api::admissionregistration::v1::AuditAnnotation> auditAnnotations{};
-  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchConstraints{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamKind> paramKind{};
   std::vector<::kcm::api::admissionregistration::v1::Validation> validations{};
   std::vector<::kcm::api::admissionregistration::v1::Variable> variables{};
+  std::optional<::kcm::api::String> failurePolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -261,74 +261,74 @@ struct ValidatingAdmissionPolicyStatus {
 };
 
 struct ValidatingAdmissionPolicy {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicySpec spec{};
   ::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyBindingSpec {
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::MatchResources> matchResources{};
   ::kcm::api::Box<::kcm::api::admissionregistration::v1::ParamRef> paramRef{};
-  ::kcm::api::String policyName{};
   std::vector<::kcm::api::String> validationActions{};
+  ::kcm::api::String policyName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyBinding {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyBindingList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingAdmissionPolicyList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingAdmissionPolicy> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingWebhook {
   std::vector<::kcm::api::String> admissionReviewVersions{};
   ::kcm::api::admissionregistration::v1::WebhookClientConfig clientConfig{};
-  std::optional<::kcm::api::String> failurePolicy{};
   std::vector<::kcm::api::admissionregistration::v1::MatchCondition> matchConditions{};
-  std::optional<::kcm::api::String> matchPolicy{};
-  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> namespaceSelector{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> objectSelector{};
   std::vector<::kcm::api::admissionregistration::v1::RuleWithOperations> rules{};
-  std::optional<::kcm::api::String> sideEffects{};
   std::optional<int32_t> timeoutSeconds{};
+  std::optional<::kcm::api::String> failurePolicy{};
+  std::optional<::kcm::api::String> matchPolicy{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> sideEffects{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingWebhookConfiguration {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingWebhook> webhooks{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ValidatingWebhookConfigurationList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::admissionregistration::v1::ValidatingWebhookConfiguration> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -21,10 +21,10 @@ struct StorageVersion;
 struct StorageVersionList;
 
 struct ServerStorageVersion {
-  ::kcm::api::String apiServerID{};
   std::vector<::kcm::api::String> decodableVersions{};
-  ::kcm::api::String encodingVersion{};
   std::vector<::kcm::api::String> servedVersions{};
+  ::kcm::api::String apiServerID{};
+  ::kcm::api::String encodingVersion{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -34,8 +34,8 @@ struct StorageVersionSpec {
 
 struct StorageVersionCondition {
   ::kcm::api::Time lastTransitionTime{};
-  ::kcm::api::String message{};
   int64_t observedGeneration{};
+  ::kcm::api::String message{};
   ::kcm::api::String reason{};
   ::kcm::api::String status{};
   ::kcm::api::String type{};
@@ -43,26 +43,26 @@ struct StorageVersionCondition {
 };
 
 struct StorageVersionStatus {
-  std::optional<::kcm::api::String> commonEncodingVersion{};
   std::vector<::kcm::api::apiserverinternal::v1alpha1::StorageVersionCondition> conditions{};
   std::vector<::kcm::api::apiserverinternal::v1alpha1::ServerStorageVersion> storageVersions{};
+  std::optional<::kcm::api::String> commonEncodingVersion{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageVersion {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apiserverinternal::v1alpha1::StorageVersionSpec spec{};
   ::kcm::api::apiserverinternal::v1alpha1::StorageVersionStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageVersionList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apiserverinternal::v1alpha1::StorageVersion> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -46,19 +46,19 @@ struct StatefulSet;
 struct StatefulSetList;
 
 struct ControllerRevision {
-  ::kcm::api::String apiVersion{};
   ::kcm::api::RawJson data{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   int64_t revision{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ControllerRevisionList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::ControllerRevision> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -75,11 +75,11 @@ struct DaemonSetUpdateStrategy {
 };
 
 struct DaemonSetSpec {
-  int32_t minReadySeconds{};
-  std::optional<int32_t> revisionHistoryLimit{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::apps::v1::DaemonSetUpdateStrategy updateStrategy{};
+  int32_t minReadySeconds{};
+  std::optional<int32_t> revisionHistoryLimit{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -93,33 +93,33 @@ struct DaemonSetCondition {
 };
 
 struct DaemonSetStatus {
-  std::optional<int32_t> collisionCount{};
   std::vector<::kcm::api::apps::v1::DaemonSetCondition> conditions{};
+  int64_t observedGeneration{};
+  std::optional<int32_t> collisionCount{};
   int32_t currentNumberScheduled{};
   int32_t desiredNumberScheduled{};
   int32_t numberAvailable{};
   int32_t numberMisscheduled{};
   int32_t numberReady{};
   int32_t numberUnavailable{};
-  int64_t observedGeneration{};
   int32_t updatedNumberScheduled{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DaemonSet {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::DaemonSetSpec spec{};
   ::kcm::api::apps::v1::DaemonSetStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DaemonSetList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::DaemonSet> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -136,14 +136,14 @@ struct DeploymentStrategy {
 };
 
 struct DeploymentSpec {
-  int32_t minReadySeconds{};
-  bool paused{};
-  std::optional<int32_t> progressDeadlineSeconds{};
-  std::optional<int32_t> replicas{};
-  std::optional<int32_t> revisionHistoryLimit{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::apps::v1::DeploymentStrategy strategy{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
+  int32_t minReadySeconds{};
+  std::optional<int32_t> progressDeadlineSeconds{};
+  std::optional<int32_t> replicas{};
+  std::optional<int32_t> revisionHistoryLimit{};
+  bool paused{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -158,10 +158,10 @@ struct DeploymentCondition {
 };
 
 struct DeploymentStatus {
-  int32_t availableReplicas{};
-  std::optional<int32_t> collisionCount{};
   std::vector<::kcm::api::apps::v1::DeploymentCondition> conditions{};
   int64_t observedGeneration{};
+  int32_t availableReplicas{};
+  std::optional<int32_t> collisionCount{};
   int32_t readyReplicas{};
   int32_t replicas{};
   std::optional<int32_t> terminatingReplicas{};
@@ -171,27 +171,27 @@ struct DeploymentStatus {
 };
 
 struct Deployment {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::DeploymentSpec spec{};
   ::kcm::api::apps::v1::DeploymentStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeploymentList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::Deployment> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ReplicaSetSpec {
-  int32_t minReadySeconds{};
-  std::optional<int32_t> replicas{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
+  int32_t minReadySeconds{};
+  std::optional<int32_t> replicas{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -205,10 +205,10 @@ struct ReplicaSetCondition {
 };
 
 struct ReplicaSetStatus {
-  int32_t availableReplicas{};
   std::vector<::kcm::api::apps::v1::ReplicaSetCondition> conditions{};
-  int32_t fullyLabeledReplicas{};
   int64_t observedGeneration{};
+  int32_t availableReplicas{};
+  int32_t fullyLabeledReplicas{};
   int32_t readyReplicas{};
   int32_t replicas{};
   std::optional<int32_t> terminatingReplicas{};
@@ -216,19 +216,19 @@ struct ReplicaSetStatus {
 };
 
 struct ReplicaSet {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::ReplicaSetSpec spec{};
   ::kcm::api::apps::v1::ReplicaSetStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ReplicaSetList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::ReplicaSet> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -256,17 +256,17 @@ struct StatefulSetUpdateStrategy {
 };
 
 struct StatefulSetSpec {
-  int32_t minReadySeconds{};
   ::kcm::api::Box<::kcm::api::apps::v1::StatefulSetOrdinals> ordinals{};
   ::kcm::api::Box<::kcm::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy> persistentVolumeClaimRetentionPolicy{};
-  ::kcm::api::String podManagementPolicy{};
-  std::optional<int32_t> replicas{};
-  std::optional<int32_t> revisionHistoryLimit{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
-  ::kcm::api::String serviceName{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
   ::kcm::api::apps::v1::StatefulSetUpdateStrategy updateStrategy{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaim> volumeClaimTemplates{};
+  int32_t minReadySeconds{};
+  std::optional<int32_t> replicas{};
+  std::optional<int32_t> revisionHistoryLimit{};
+  ::kcm::api::String podManagementPolicy{};
+  ::kcm::api::String serviceName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -280,33 +280,33 @@ struct StatefulSetCondition {
 };
 
 struct StatefulSetStatus {
+  std::vector<::kcm::api::apps::v1::StatefulSetCondition> conditions{};
+  int64_t observedGeneration{};
   int32_t availableReplicas{};
   std::optional<int32_t> collisionCount{};
-  std::vector<::kcm::api::apps::v1::StatefulSetCondition> conditions{};
   int32_t currentReplicas{};
-  ::kcm::api::String currentRevision{};
-  int64_t observedGeneration{};
   int32_t readyReplicas{};
   int32_t replicas{};
-  ::kcm::api::String updateRevision{};
   int32_t updatedReplicas{};
+  ::kcm::api::String currentRevision{};
+  ::kcm::api::String updateRevision{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatefulSet {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::apps::v1::StatefulSetSpec spec{};
   ::kcm::api::apps::v1::StatefulSetStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StatefulSetList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::apps::v1::StatefulSet> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -46,10 +46,10 @@ struct SelfSubjectReviewStatus {
 };
 
 struct SelfSubjectReview {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authentication::v1::SelfSubjectReviewStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -68,11 +68,11 @@ struct TokenRequestStatus {
 };
 
 struct TokenRequest {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authentication::v1::TokenRequestSpec spec{};
   ::kcm::api::authentication::v1::TokenRequestStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -84,18 +84,18 @@ struct TokenReviewSpec {
 
 struct TokenReviewStatus {
   std::vector<::kcm::api::String> audiences{};
+  ::kcm::api::authentication::v1::UserInfo user{};
   bool authenticated{};
   ::kcm::api::String error{};
-  ::kcm::api::authentication::v1::UserInfo user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TokenReview {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authentication::v1::TokenReviewSpec spec{};
   ::kcm::api::authentication::v1::TokenReviewStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

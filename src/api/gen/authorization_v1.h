@@ -30,14 +30,14 @@ struct SelfSubjectRulesReview;
 struct SubjectAccessReview;
 
 struct FieldSelectorAttributes {
-  ::kcm::api::String rawSelector{};
   std::vector<::kcm::api::meta::v1::FieldSelectorRequirement> requirements{};
+  ::kcm::api::String rawSelector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LabelSelectorAttributes {
-  ::kcm::api::String rawSelector{};
   std::vector<::kcm::api::meta::v1::LabelSelectorRequirement> requirements{};
+  ::kcm::api::String rawSelector{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -49,8 +49,8 @@ struct NonResourceAttributes {
 
 struct ResourceAttributes {
   ::kcm::api::Box<::kcm::api::authorization::v1::FieldSelectorAttributes> fieldSelector{};
-  ::kcm::api::String group{};
   ::kcm::api::Box<::kcm::api::authorization::v1::LabelSelectorAttributes> labelSelector{};
+  ::kcm::api::String group{};
   ::kcm::api::String name{};
   ::kcm::api::String namespace_{};
   ::kcm::api::String resource{};
@@ -79,11 +79,11 @@ struct SubjectAccessReviewStatus {
 };
 
 struct LocalSubjectAccessReview {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SubjectAccessReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectAccessReviewStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -108,11 +108,11 @@ struct SelfSubjectAccessReviewSpec {
 };
 
 struct SelfSubjectAccessReview {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SelfSubjectAccessReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectAccessReviewStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -122,28 +122,28 @@ struct SelfSubjectRulesReviewSpec {
 };
 
 struct SubjectRulesReviewStatus {
-  ::kcm::api::String evaluationError{};
-  bool incomplete{};
   std::vector<::kcm::api::authorization::v1::NonResourceRule> nonResourceRules{};
   std::vector<::kcm::api::authorization::v1::ResourceRule> resourceRules{};
+  ::kcm::api::String evaluationError{};
+  bool incomplete{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SelfSubjectRulesReview {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SelfSubjectRulesReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectRulesReviewStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SubjectAccessReview {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::authorization::v1::SubjectAccessReviewSpec spec{};
   ::kcm::api::authorization::v1::SubjectAccessReviewStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -30,36 +30,36 @@ struct CrossVersionObjectReference {
 };
 
 struct HorizontalPodAutoscalerSpec {
+  ::kcm::api::autoscaling::v1::CrossVersionObjectReference scaleTargetRef{};
   int32_t maxReplicas{};
   std::optional<int32_t> minReplicas{};
-  ::kcm::api::autoscaling::v1::CrossVersionObjectReference scaleTargetRef{};
   std::optional<int32_t> targetCPUUtilizationPercentage{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscalerStatus {
+  std::optional<::kcm::api::Time> lastScaleTime{};
+  std::optional<int64_t> observedGeneration{};
   std::optional<int32_t> currentCPUUtilizationPercentage{};
   int32_t currentReplicas{};
   int32_t desiredReplicas{};
-  std::optional<::kcm::api::Time> lastScaleTime{};
-  std::optional<int64_t> observedGeneration{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscaler {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::autoscaling::v1::HorizontalPodAutoscalerSpec spec{};
   ::kcm::api::autoscaling::v1::HorizontalPodAutoscalerStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscalerList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::autoscaling::v1::HorizontalPodAutoscaler> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -75,11 +75,11 @@ struct ScaleStatus {
 };
 
 struct Scale {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::autoscaling::v1::ScaleSpec spec{};
   ::kcm::api::autoscaling::v1::ScaleStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

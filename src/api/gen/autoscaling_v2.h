@@ -47,9 +47,9 @@ struct MetricTarget {
 };
 
 struct ContainerResourceMetricSource {
+  ::kcm::api::autoscaling::v2::MetricTarget target{};
   ::kcm::api::String container{};
   ::kcm::api::String name{};
-  ::kcm::api::autoscaling::v2::MetricTarget target{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -61,8 +61,8 @@ struct MetricValueStatus {
 };
 
 struct ContainerResourceMetricStatus {
-  ::kcm::api::String container{};
   ::kcm::api::autoscaling::v2::MetricValueStatus current{};
+  ::kcm::api::String container{};
   ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -75,8 +75,8 @@ struct CrossVersionObjectReference {
 };
 
 struct MetricIdentifier {
-  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -94,15 +94,15 @@ struct ExternalMetricStatus {
 
 struct HPAScalingPolicy {
   int32_t periodSeconds{};
-  ::kcm::api::String type{};
   int32_t value{};
+  ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HPAScalingRules {
   std::vector<::kcm::api::autoscaling::v2::HPAScalingPolicy> policies{};
-  std::optional<::kcm::api::String> selectPolicy{};
   std::optional<int32_t> stabilizationWindowSeconds{};
+  std::optional<::kcm::api::String> selectPolicy{};
   std::optional<::kcm::api::Quantity> tolerance{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -127,8 +127,8 @@ struct PodsMetricSource {
 };
 
 struct ResourceMetricSource {
-  ::kcm::api::String name{};
   ::kcm::api::autoscaling::v2::MetricTarget target{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -144,17 +144,17 @@ struct MetricSpec {
 
 struct HorizontalPodAutoscalerSpec {
   ::kcm::api::Box<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerBehavior> behavior{};
-  int32_t maxReplicas{};
   std::vector<::kcm::api::autoscaling::v2::MetricSpec> metrics{};
-  std::optional<int32_t> minReplicas{};
   ::kcm::api::autoscaling::v2::CrossVersionObjectReference scaleTargetRef{};
+  int32_t maxReplicas{};
+  std::optional<int32_t> minReplicas{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscalerCondition {
   ::kcm::api::Time lastTransitionTime{};
-  ::kcm::api::String message{};
   std::optional<int64_t> observedGeneration{};
+  ::kcm::api::String message{};
   ::kcm::api::String reason{};
   ::kcm::api::String status{};
   ::kcm::api::String type{};
@@ -193,27 +193,27 @@ struct MetricStatus {
 struct HorizontalPodAutoscalerStatus {
   std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscalerCondition> conditions{};
   std::vector<::kcm::api::autoscaling::v2::MetricStatus> currentMetrics{};
-  int32_t currentReplicas{};
-  int32_t desiredReplicas{};
   std::optional<::kcm::api::Time> lastScaleTime{};
   std::optional<int64_t> observedGeneration{};
+  int32_t currentReplicas{};
+  int32_t desiredReplicas{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscaler {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerSpec spec{};
   ::kcm::api::autoscaling::v2::HorizontalPodAutoscalerStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct HorizontalPodAutoscalerList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::autoscaling::v2::HorizontalPodAutoscaler> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -43,9 +43,9 @@ struct JobSchedulingConfiguration {
 };
 
 struct PodFailurePolicyOnExitCodesRequirement {
+  std::vector<int32_t> values{};
   std::optional<::kcm::api::String> containerName{};
   ::kcm::api::String operator_{};
-  std::vector<int32_t> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -56,9 +56,9 @@ struct PodFailurePolicyOnPodConditionsPattern {
 };
 
 struct PodFailurePolicyRule {
-  ::kcm::api::String action{};
   ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicyOnExitCodesRequirement> onExitCodes{};
   std::vector<::kcm::api::batch::v1::PodFailurePolicyOnPodConditionsPattern> onPodConditions{};
+  ::kcm::api::String action{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -80,22 +80,22 @@ struct SuccessPolicy {
 
 struct JobSpec {
   std::optional<int64_t> activeDeadlineSeconds{};
-  std::optional<int32_t> backoffLimit{};
-  std::optional<int32_t> backoffLimitPerIndex{};
-  std::optional<::kcm::api::String> completionMode{};
-  std::optional<int32_t> completions{};
-  std::optional<::kcm::api::String> managedBy{};
-  std::optional<bool> manualSelector{};
-  std::optional<int32_t> maxFailedIndexes{};
-  std::optional<int32_t> parallelism{};
   ::kcm::api::Box<::kcm::api::batch::v1::PodFailurePolicy> podFailurePolicy{};
-  std::optional<::kcm::api::String> podReplacementPolicy{};
   ::kcm::api::Box<::kcm::api::batch::v1::JobSchedulingConfiguration> scheduling{};
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> selector{};
   ::kcm::api::Box<::kcm::api::batch::v1::SuccessPolicy> successPolicy{};
-  std::optional<bool> suspend{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
+  std::optional<int32_t> backoffLimit{};
+  std::optional<int32_t> backoffLimitPerIndex{};
+  std::optional<int32_t> completions{};
+  std::optional<int32_t> maxFailedIndexes{};
+  std::optional<int32_t> parallelism{};
   std::optional<int32_t> ttlSecondsAfterFinished{};
+  std::optional<::kcm::api::String> completionMode{};
+  std::optional<::kcm::api::String> managedBy{};
+  std::optional<bool> manualSelector{};
+  std::optional<::kcm::api::String> podReplacementPolicy{};
+  std::optional<bool> suspend{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -106,12 +106,12 @@ struct JobTemplateSpec {
 };
 
 struct CronJobSpec {
-  ::kcm::api::String concurrencyPolicy{};
-  std::optional<int32_t> failedJobsHistoryLimit{};
   ::kcm::api::batch::v1::JobTemplateSpec jobTemplate{};
-  ::kcm::api::String schedule{};
   std::optional<int64_t> startingDeadlineSeconds{};
+  std::optional<int32_t> failedJobsHistoryLimit{};
   std::optional<int32_t> successfulJobsHistoryLimit{};
+  ::kcm::api::String concurrencyPolicy{};
+  ::kcm::api::String schedule{};
   std::optional<bool> suspend{};
   std::optional<::kcm::api::String> timeZone{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -125,19 +125,19 @@ struct CronJobStatus {
 };
 
 struct CronJob {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::batch::v1::CronJobSpec spec{};
   ::kcm::api::batch::v1::CronJobStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CronJobList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::batch::v1::CronJob> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -158,34 +158,34 @@ struct UncountedTerminatedPods {
 };
 
 struct JobStatus {
-  int32_t active{};
-  ::kcm::api::String completedIndexes{};
   std::optional<::kcm::api::Time> completionTime{};
   std::vector<::kcm::api::batch::v1::JobCondition> conditions{};
-  int32_t failed{};
-  std::optional<::kcm::api::String> failedIndexes{};
-  std::optional<int32_t> ready{};
   std::optional<::kcm::api::Time> startTime{};
+  ::kcm::api::Box<::kcm::api::batch::v1::UncountedTerminatedPods> uncountedTerminatedPods{};
+  int32_t active{};
+  int32_t failed{};
+  std::optional<int32_t> ready{};
   int32_t succeeded{};
   std::optional<int32_t> terminating{};
-  ::kcm::api::Box<::kcm::api::batch::v1::UncountedTerminatedPods> uncountedTerminatedPods{};
+  ::kcm::api::String completedIndexes{};
+  std::optional<::kcm::api::String> failedIndexes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Job {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::batch::v1::JobSpec spec{};
   ::kcm::api::batch::v1::JobStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct JobList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::batch::v1::Job> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -27,13 +27,13 @@ struct PodCertificateRequest;
 struct PodCertificateRequestList;
 
 struct CertificateSigningRequestSpec {
-  std::optional<int32_t> expirationSeconds{};
   ::kcm::api::StringMap<std::vector<::kcm::api::String>> extra{};
   std::vector<::kcm::api::String> groups{};
   std::string request{};
+  std::vector<::kcm::api::String> usages{};
+  std::optional<int32_t> expirationSeconds{};
   ::kcm::api::String signerName{};
   ::kcm::api::String uid{};
-  std::vector<::kcm::api::String> usages{};
   ::kcm::api::String username{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -55,19 +55,19 @@ struct CertificateSigningRequestStatus {
 };
 
 struct CertificateSigningRequest {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::CertificateSigningRequestSpec spec{};
   ::kcm::api::certificates::v1::CertificateSigningRequestStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CertificateSigningRequestList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::certificates::v1::CertificateSigningRequest> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -78,22 +78,24 @@ struct ClusterTrustBundleSpec {
 };
 
 struct ClusterTrustBundle {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::ClusterTrustBundleSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ClusterTrustBundleList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::certificates::v1::ClusterTrustBundle> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateRequestSpec {
+  std::string stubPKCS10Request{};
+  ::kcm::api::StringMap<::kcm::api::String> unverifiedUserAnnotations{};
   std::optional<int32_t> maxExpirationSeconds{};
   ::kcm::api::String nodeName{};
   ::kcm::api::String nodeUID{};
@@ -102,34 +104,32 @@ struct PodCertificateRequestSpec {
   ::kcm::api::String serviceAccountName{};
   ::kcm::api::String serviceAccountUID{};
   ::kcm::api::String signerName{};
-  std::string stubPKCS10Request{};
-  ::kcm::api::StringMap<::kcm::api::String> unverifiedUserAnnotations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateRequestStatus {
   std::optional<::kcm::api::Time> beginRefreshAt{};
-  ::kcm::api::String certificateChain{};
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
   std::optional<::kcm::api::Time> notAfter{};
   std::optional<::kcm::api::Time> notBefore{};
+  ::kcm::api::String certificateChain{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateRequest {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::certificates::v1::PodCertificateRequestSpec spec{};
   ::kcm::api::certificates::v1::PodCertificateRequestStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCertificateRequestList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::certificates::v1::PodCertificateRequest> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

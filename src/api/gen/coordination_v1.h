@@ -19,28 +19,28 @@ struct LeaseList;
 
 struct LeaseSpec {
   std::optional<::kcm::api::MicroTime> acquireTime{};
-  std::optional<::kcm::api::String> holderIdentity{};
+  std::optional<::kcm::api::MicroTime> renewTime{};
   std::optional<int32_t> leaseDurationSeconds{};
   std::optional<int32_t> leaseTransitions{};
+  std::optional<::kcm::api::String> holderIdentity{};
   std::optional<::kcm::api::String> preferredHolder{};
-  std::optional<::kcm::api::MicroTime> renewTime{};
   std::optional<::kcm::api::String> strategy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Lease {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::coordination::v1::LeaseSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LeaseList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::coordination::v1::Lease> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -244,17 +244,17 @@ struct TopologySelectorLabelRequirement;
 struct TopologySelectorTerm;
 
 struct AWSElasticBlockStoreVolumeSource {
-  ::kcm::api::String fsType{};
   int32_t partition{};
+  ::kcm::api::String fsType{};
   bool readOnly{};
   ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeSelectorRequirement {
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::String key{};
   ::kcm::api::String operator_{};
-  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -365,10 +365,10 @@ struct ObjectReference {
 };
 
 struct Binding {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ObjectReference target{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -381,13 +381,13 @@ struct SecretReference {
 struct CSIPersistentVolumeSource {
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> controllerExpandSecretRef{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> controllerPublishSecretRef{};
-  ::kcm::api::String driver{};
-  ::kcm::api::String fsType{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodeExpandSecretRef{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodePublishSecretRef{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretReference> nodeStageSecretRef{};
-  bool readOnly{};
   ::kcm::api::StringMap<::kcm::api::String> volumeAttributes{};
+  ::kcm::api::String driver{};
+  ::kcm::api::String fsType{};
+  bool readOnly{};
   ::kcm::api::String volumeHandle{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -398,11 +398,11 @@ struct LocalObjectReference {
 };
 
 struct CSIVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> nodePublishSecretRef{};
+  ::kcm::api::StringMap<::kcm::api::String> volumeAttributes{};
   ::kcm::api::String driver{};
   std::optional<::kcm::api::String> fsType{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> nodePublishSecretRef{};
   std::optional<bool> readOnly{};
-  ::kcm::api::StringMap<::kcm::api::String> volumeAttributes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -414,36 +414,36 @@ struct Capabilities {
 
 struct CephFSPersistentVolumeSource {
   std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String path{};
   bool readOnly{};
   ::kcm::api::String secretFile{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CephFSVolumeSource {
   std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String path{};
   bool readOnly{};
   ::kcm::api::String secretFile{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CinderPersistentVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String fsType{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CinderVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String fsType{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String volumeID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -455,11 +455,11 @@ struct ClientIPConfig {
 
 struct ClusterTrustBundleProjection {
   ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> labelSelector{};
+  std::optional<int64_t> user{};
   std::optional<::kcm::api::String> name{};
   std::optional<bool> optional{};
   ::kcm::api::String path{};
   std::optional<::kcm::api::String> signerName{};
-  std::optional<int64_t> user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -472,28 +472,28 @@ struct ComponentCondition {
 };
 
 struct ComponentStatus {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ComponentCondition> conditions{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ComponentStatusList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ComponentStatus> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ConfigMap {
-  ::kcm::api::String apiVersion{};
   ::kcm::api::StringMap<std::string> binaryData{};
   ::kcm::api::StringMap<::kcm::api::String> data{};
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::String apiVersion{};
   std::optional<bool> immutable{};
   ::kcm::api::String kind{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -511,10 +511,10 @@ struct ConfigMapKeySelector {
 };
 
 struct ConfigMapList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ConfigMap> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -528,10 +528,10 @@ struct ConfigMapNodeConfigSource {
 };
 
 struct KeyToPath {
-  ::kcm::api::String key{};
-  std::optional<int32_t> mode{};
-  ::kcm::api::String path{};
   std::optional<int64_t> user{};
+  std::optional<int32_t> mode{};
+  ::kcm::api::String key{};
+  ::kcm::api::String path{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -543,9 +543,9 @@ struct ConfigMapProjection {
 };
 
 struct ConfigMapVolumeSource {
-  std::optional<int32_t> defaultMode{};
   std::optional<int64_t> defaultUser{};
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
+  std::optional<int32_t> defaultMode{};
   ::kcm::api::String name{};
   std::optional<bool> optional{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -553,8 +553,8 @@ struct ConfigMapVolumeSource {
 
 struct ContainerPort {
   int32_t containerPort{};
-  ::kcm::api::String hostIP{};
   int32_t hostPort{};
+  ::kcm::api::String hostIP{};
   ::kcm::api::String name{};
   ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -567,14 +567,14 @@ struct ContainerResizePolicy {
 };
 
 struct ContainerRestartRuleOnExitCodes {
-  ::kcm::api::String operator_{};
   std::vector<int32_t> values{};
+  ::kcm::api::String operator_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerRestartRule {
-  ::kcm::api::String action{};
   ::kcm::api::Box<::kcm::api::core::v1::ContainerRestartRuleOnExitCodes> exitCodes{};
+  ::kcm::api::String action{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -586,8 +586,8 @@ struct SecretEnvSource {
 
 struct EnvFromSource {
   ::kcm::api::Box<::kcm::api::core::v1::ConfigMapEnvSource> configMapRef{};
-  ::kcm::api::String prefix{};
   ::kcm::api::Box<::kcm::api::core::v1::SecretEnvSource> secretRef{};
+  ::kcm::api::String prefix{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -629,9 +629,9 @@ struct EnvVarSource {
 };
 
 struct EnvVar {
+  ::kcm::api::Box<::kcm::api::core::v1::EnvVarSource> valueFrom{};
   ::kcm::api::String name{};
   ::kcm::api::String value{};
-  ::kcm::api::Box<::kcm::api::core::v1::EnvVarSource> valueFrom{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -647,10 +647,10 @@ struct HTTPHeader {
 };
 
 struct HTTPGetAction {
-  ::kcm::api::String host{};
   std::vector<::kcm::api::core::v1::HTTPHeader> httpHeaders{};
-  ::kcm::api::String path{};
   ::kcm::api::IntOrString port{};
+  ::kcm::api::String host{};
+  ::kcm::api::String path{};
   std::optional<::kcm::api::String> protocol{};
   ::kcm::api::String scheme{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -662,8 +662,8 @@ struct SleepAction {
 };
 
 struct TCPSocketAction {
-  ::kcm::api::String host{};
   ::kcm::api::IntOrString port{};
+  ::kcm::api::String host{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -683,22 +683,22 @@ struct Lifecycle {
 };
 
 struct GRPCAction {
-  std::optional<::kcm::api::String> mode{};
   int32_t port{};
+  std::optional<::kcm::api::String> mode{};
   std::optional<::kcm::api::String> service{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Probe {
   ::kcm::api::Box<::kcm::api::core::v1::ExecAction> exec{};
-  int32_t failureThreshold{};
   ::kcm::api::Box<::kcm::api::core::v1::GRPCAction> grpc{};
   ::kcm::api::Box<::kcm::api::core::v1::HTTPGetAction> httpGet{};
+  ::kcm::api::Box<::kcm::api::core::v1::TCPSocketAction> tcpSocket{};
+  std::optional<int64_t> terminationGracePeriodSeconds{};
+  int32_t failureThreshold{};
   int32_t initialDelaySeconds{};
   int32_t periodSeconds{};
   int32_t successThreshold{};
-  ::kcm::api::Box<::kcm::api::core::v1::TCPSocketAction> tcpSocket{};
-  std::optional<int64_t> terminationGracePeriodSeconds{};
   int32_t timeoutSeconds{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -739,18 +739,18 @@ struct WindowsSecurityContextOptions {
 };
 
 struct SecurityContext {
-  std::optional<bool> allowPrivilegeEscalation{};
   ::kcm::api::Box<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
   ::kcm::api::Box<::kcm::api::core::v1::Capabilities> capabilities{};
-  std::optional<bool> privileged{};
-  std::optional<::kcm::api::String> procMount{};
-  std::optional<bool> readOnlyRootFilesystem{};
   std::optional<int64_t> runAsGroup{};
-  std::optional<bool> runAsNonRoot{};
   std::optional<int64_t> runAsUser{};
   ::kcm::api::Box<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
   ::kcm::api::Box<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
   ::kcm::api::Box<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
+  std::optional<bool> allowPrivilegeEscalation{};
+  std::optional<bool> privileged{};
+  std::optional<::kcm::api::String> procMount{};
+  std::optional<bool> readOnlyRootFilesystem{};
+  std::optional<bool> runAsNonRoot{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -777,26 +777,26 @@ struct Container {
   std::vector<::kcm::api::String> command{};
   std::vector<::kcm::api::core::v1::EnvVar> env{};
   std::vector<::kcm::api::core::v1::EnvFromSource> envFrom{};
-  ::kcm::api::String image{};
-  ::kcm::api::String imagePullPolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::Lifecycle> lifecycle{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> livenessProbe{};
-  ::kcm::api::String name{};
   std::vector<::kcm::api::core::v1::ContainerPort> ports{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> readinessProbe{};
   std::vector<::kcm::api::core::v1::ContainerResizePolicy> resizePolicy{};
   ::kcm::api::core::v1::ResourceRequirements resources{};
-  std::optional<::kcm::api::String> restartPolicy{};
   std::vector<::kcm::api::core::v1::ContainerRestartRule> restartPolicyRules{};
   ::kcm::api::Box<::kcm::api::core::v1::SecurityContext> securityContext{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> startupProbe{};
+  std::vector<::kcm::api::core::v1::VolumeDevice> volumeDevices{};
+  std::vector<::kcm::api::core::v1::VolumeMount> volumeMounts{};
+  ::kcm::api::String image{};
+  ::kcm::api::String imagePullPolicy{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> restartPolicy{};
   bool stdin{};
   bool stdinOnce{};
   ::kcm::api::String terminationMessagePath{};
   ::kcm::api::String terminationMessagePolicy{};
   bool tty{};
-  std::vector<::kcm::api::core::v1::VolumeDevice> volumeDevices{};
-  std::vector<::kcm::api::core::v1::VolumeMount> volumeMounts{};
   ::kcm::api::String workingDir{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -820,13 +820,13 @@ struct ContainerStateRunning {
 };
 
 struct ContainerStateTerminated {
-  ::kcm::api::String containerID{};
-  int32_t exitCode{};
   ::kcm::api::Time finishedAt{};
+  ::kcm::api::Time startedAt{};
+  int32_t exitCode{};
+  int32_t signal{};
+  ::kcm::api::String containerID{};
   ::kcm::api::String message{};
   ::kcm::api::String reason{};
-  int32_t signal{};
-  ::kcm::api::Time startedAt{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -863,8 +863,8 @@ struct ResourceHealth {
 };
 
 struct ResourceStatus {
-  ::kcm::api::String name{};
   std::vector<::kcm::api::core::v1::ResourceHealth> resources{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -879,30 +879,30 @@ struct VolumeStatus {
 };
 
 struct VolumeMountStatus {
+  ::kcm::api::Box<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
   ::kcm::api::String mountPath{};
   ::kcm::api::String name{};
   bool readOnly{};
   std::optional<::kcm::api::String> recursiveReadOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::VolumeStatus> volumeStatus{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ContainerStatus {
   ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   std::vector<::kcm::api::core::v1::ResourceStatus> allocatedResourcesStatus{};
+  ::kcm::api::core::v1::ContainerState lastState{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
+  ::kcm::api::core::v1::ContainerState state{};
+  ::kcm::api::Box<::kcm::api::core::v1::ContainerUser> user{};
+  std::vector<::kcm::api::core::v1::VolumeMountStatus> volumeMounts{};
+  int32_t restartCount{};
   ::kcm::api::String containerID{};
   ::kcm::api::String image{};
   ::kcm::api::String imageID{};
-  ::kcm::api::core::v1::ContainerState lastState{};
   ::kcm::api::String name{};
   bool ready{};
-  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
-  int32_t restartCount{};
   std::optional<bool> started{};
-  ::kcm::api::core::v1::ContainerState state{};
   std::optional<::kcm::api::String> stopSignal{};
-  ::kcm::api::Box<::kcm::api::core::v1::ContainerUser> user{};
-  std::vector<::kcm::api::core::v1::VolumeMountStatus> volumeMounts{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -913,10 +913,10 @@ struct DaemonEndpoint {
 
 struct DownwardAPIVolumeFile {
   ::kcm::api::Box<::kcm::api::core::v1::ObjectFieldSelector> fieldRef{};
-  std::optional<int32_t> mode{};
-  ::kcm::api::String path{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceFieldSelector> resourceFieldRef{};
   std::optional<int64_t> user{};
+  std::optional<int32_t> mode{};
+  ::kcm::api::String path{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -926,31 +926,31 @@ struct DownwardAPIProjection {
 };
 
 struct DownwardAPIVolumeSource {
-  std::optional<int32_t> defaultMode{};
   std::optional<int64_t> defaultUser{};
   std::vector<::kcm::api::core::v1::DownwardAPIVolumeFile> items{};
+  std::optional<int32_t> defaultMode{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EmptyDirVolumeSource {
-  ::kcm::api::String medium{};
   std::optional<int32_t> mode{};
+  ::kcm::api::String medium{};
   std::optional<::kcm::api::Quantity> sizeLimit{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointAddress {
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   ::kcm::api::String hostname{};
   ::kcm::api::String ip{};
   std::optional<::kcm::api::String> nodeName{};
-  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointPort {
+  int32_t port{};
   std::optional<::kcm::api::String> appProtocol{};
   ::kcm::api::String name{};
-  int32_t port{};
   ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -963,18 +963,18 @@ struct EndpointSubset {
 };
 
 struct Endpoints {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::core::v1::EndpointSubset> subsets{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointsList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Endpoints> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -983,27 +983,27 @@ struct EphemeralContainer {
   std::vector<::kcm::api::String> command{};
   std::vector<::kcm::api::core::v1::EnvVar> env{};
   std::vector<::kcm::api::core::v1::EnvFromSource> envFrom{};
-  ::kcm::api::String image{};
-  ::kcm::api::String imagePullPolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::Lifecycle> lifecycle{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> livenessProbe{};
-  ::kcm::api::String name{};
   std::vector<::kcm::api::core::v1::ContainerPort> ports{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> readinessProbe{};
   std::vector<::kcm::api::core::v1::ContainerResizePolicy> resizePolicy{};
   ::kcm::api::core::v1::ResourceRequirements resources{};
-  std::optional<::kcm::api::String> restartPolicy{};
   std::vector<::kcm::api::core::v1::ContainerRestartRule> restartPolicyRules{};
   ::kcm::api::Box<::kcm::api::core::v1::SecurityContext> securityContext{};
   ::kcm::api::Box<::kcm::api::core::v1::Probe> startupProbe{};
+  std::vector<::kcm::api::core::v1::VolumeDevice> volumeDevices{};
+  std::vector<::kcm::api::core::v1::VolumeMount> volumeMounts{};
+  ::kcm::api::String image{};
+  ::kcm::api::String imagePullPolicy{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> restartPolicy{};
   bool stdin{};
   bool stdinOnce{};
   ::kcm::api::String targetContainerName{};
   ::kcm::api::String terminationMessagePath{};
   ::kcm::api::String terminationMessagePolicy{};
   bool tty{};
-  std::vector<::kcm::api::core::v1::VolumeDevice> volumeDevices{};
-  std::vector<::kcm::api::core::v1::VolumeMount> volumeMounts{};
   ::kcm::api::String workingDir{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1054,8 +1054,8 @@ struct EphemeralVolumeSource {
 };
 
 struct EventSeries {
-  int32_t count{};
   ::kcm::api::MicroTime lastObservedTime{};
+  int32_t count{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1066,64 +1066,64 @@ struct EventSource {
 };
 
 struct Event {
-  ::kcm::api::String action{};
-  ::kcm::api::String apiVersion{};
-  int32_t count{};
   ::kcm::api::MicroTime eventTime{};
   ::kcm::api::Time firstTimestamp{};
   ::kcm::api::core::v1::ObjectReference involvedObject{};
-  ::kcm::api::String kind{};
   ::kcm::api::Time lastTimestamp{};
-  ::kcm::api::String message{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::String reason{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> related{};
-  ::kcm::api::String reportingComponent{};
-  ::kcm::api::String reportingInstance{};
   ::kcm::api::Box<::kcm::api::core::v1::EventSeries> series{};
   ::kcm::api::core::v1::EventSource source{};
+  int32_t count{};
+  ::kcm::api::String action{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String message{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String reportingComponent{};
+  ::kcm::api::String reportingInstance{};
   ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EventList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Event> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EvictionResponder {
-  ::kcm::api::String name{};
   std::optional<int32_t> priority{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FCVolumeSource {
-  ::kcm::api::String fsType{};
-  std::optional<int32_t> lun{};
-  bool readOnly{};
   std::vector<::kcm::api::String> targetWWNs{};
   std::vector<::kcm::api::String> wwids{};
+  std::optional<int32_t> lun{};
+  ::kcm::api::String fsType{};
+  bool readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FlexPersistentVolumeSource {
+  ::kcm::api::StringMap<::kcm::api::String> options{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String driver{};
   ::kcm::api::String fsType{};
-  ::kcm::api::StringMap<::kcm::api::String> options{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FlexVolumeSource {
+  ::kcm::api::StringMap<::kcm::api::String> options{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String driver{};
   ::kcm::api::String fsType{};
-  ::kcm::api::StringMap<::kcm::api::String> options{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1134,8 +1134,8 @@ struct FlockerVolumeSource {
 };
 
 struct GCEPersistentDiskVolumeSource {
-  ::kcm::api::String fsType{};
   int32_t partition{};
+  ::kcm::api::String fsType{};
   ::kcm::api::String pdName{};
   bool readOnly{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -1181,31 +1181,31 @@ struct HostPathVolumeSource {
 };
 
 struct ISCSIPersistentVolumeSource {
+  std::vector<::kcm::api::String> portals{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
+  int32_t lun{};
   bool chapAuthDiscovery{};
   bool chapAuthSession{};
   ::kcm::api::String fsType{};
   std::optional<::kcm::api::String> initiatorName{};
   ::kcm::api::String iqn{};
   ::kcm::api::String iscsiInterface{};
-  int32_t lun{};
-  std::vector<::kcm::api::String> portals{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String targetPortal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ISCSIVolumeSource {
+  std::vector<::kcm::api::String> portals{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
+  int32_t lun{};
   bool chapAuthDiscovery{};
   bool chapAuthSession{};
   ::kcm::api::String fsType{};
   std::optional<::kcm::api::String> initiatorName{};
   ::kcm::api::String iqn{};
   ::kcm::api::String iscsiInterface{};
-  int32_t lun{};
-  std::vector<::kcm::api::String> portals{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String targetPortal{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1232,33 +1232,33 @@ struct LimitRangeSpec {
 };
 
 struct LimitRange {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::LimitRangeSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LimitRangeList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::LimitRange> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PortStatus {
-  std::optional<::kcm::api::String> error{};
   int32_t port{};
+  std::optional<::kcm::api::String> error{};
   ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct LoadBalancerIngress {
+  std::vector<::kcm::api::core::v1::PortStatus> ports{};
   ::kcm::api::String hostname{};
   ::kcm::api::String ip{};
   std::optional<::kcm::api::String> ipMode{};
-  std::vector<::kcm::api::core::v1::PortStatus> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1307,19 +1307,19 @@ struct NamespaceStatus {
 };
 
 struct Namespace {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::NamespaceSpec spec{};
   ::kcm::api::core::v1::NamespaceStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NamespaceList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Namespace> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1334,21 +1334,21 @@ struct NodePodPreemptionPolicy {
 };
 
 struct Taint {
+  std::optional<::kcm::api::Time> timeAdded{};
   ::kcm::api::String effect{};
   ::kcm::api::String key{};
-  std::optional<::kcm::api::Time> timeAdded{};
   ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NodeSpec {
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> configSource{};
-  ::kcm::api::String externalID{};
-  ::kcm::api::String podCIDR{};
   std::vector<::kcm::api::String> podCIDRs{};
   ::kcm::api::Box<::kcm::api::core::v1::NodePodPreemptionPolicy> podPreemptionPolicy{};
-  ::kcm::api::String providerID{};
   std::vector<::kcm::api::core::v1::Taint> taints{};
+  ::kcm::api::String externalID{};
+  ::kcm::api::String podCIDR{};
+  ::kcm::api::String providerID{};
   bool unschedulable{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1372,8 +1372,8 @@ struct NodeCondition {
 struct NodeConfigStatus {
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> active{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> assigned{};
-  ::kcm::api::String error{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeConfigSource> lastKnownGood{};
+  ::kcm::api::String error{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1405,6 +1405,7 @@ struct NodeSwapStatus {
 };
 
 struct NodeSystemInfo {
+  ::kcm::api::Box<::kcm::api::core::v1::NodeSwapStatus> swap{};
   ::kcm::api::String architecture{};
   ::kcm::api::String bootID{};
   ::kcm::api::String containerRuntimeVersion{};
@@ -1415,7 +1416,6 @@ struct NodeSystemInfo {
   ::kcm::api::String operatingSystem{};
   ::kcm::api::String osImage{};
   std::optional<bool> runningInUserNamespace{};
-  ::kcm::api::Box<::kcm::api::core::v1::NodeSwapStatus> swap{};
   ::kcm::api::String systemUUID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1431,19 +1431,19 @@ struct NodeStatus {
   ::kcm::api::Box<::kcm::api::core::v1::NodeFeatures> features{};
   std::vector<::kcm::api::core::v1::ContainerImage> images{};
   ::kcm::api::core::v1::NodeSystemInfo nodeInfo{};
-  ::kcm::api::String phase{};
   std::vector<::kcm::api::core::v1::NodeRuntimeHandler> runtimeHandlers{};
   std::vector<::kcm::api::core::v1::AttachedVolume> volumesAttached{};
   std::vector<::kcm::api::String> volumesInUse{};
+  ::kcm::api::String phase{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Node {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::NodeSpec spec{};
   ::kcm::api::core::v1::NodeStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1469,10 +1469,10 @@ struct NodeAllocatableResourceClaimStatus {
 };
 
 struct NodeList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Node> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1500,23 +1500,23 @@ struct QuobyteVolumeSource {
 };
 
 struct RBDPersistentVolumeSource {
+  std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String fsType{};
   ::kcm::api::String image{};
   ::kcm::api::String keyring{};
-  std::vector<::kcm::api::String> monitors{};
   ::kcm::api::String pool{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ScaleIOPersistentVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   ::kcm::api::String fsType{};
   ::kcm::api::String gateway{};
   ::kcm::api::String protectionDomain{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::SecretReference> secretRef{};
   bool sslEnabled{};
   ::kcm::api::String storageMode{};
   ::kcm::api::String storagePool{};
@@ -1526,9 +1526,9 @@ struct ScaleIOPersistentVolumeSource {
 };
 
 struct StorageOSPersistentVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> secretRef{};
   ::kcm::api::String fsType{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> secretRef{};
   ::kcm::api::String volumeName{};
   ::kcm::api::String volumeNamespace{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -1568,17 +1568,17 @@ struct PersistentVolumeSpec {
   std::vector<::kcm::api::String> mountOptions{};
   ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
   ::kcm::api::Box<::kcm::api::core::v1::VolumeNodeAffinity> nodeAffinity{};
-  ::kcm::api::String persistentVolumeReclaimPolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
   ::kcm::api::Box<::kcm::api::core::v1::PortworxVolumeSource> portworxVolume{};
   ::kcm::api::Box<::kcm::api::core::v1::QuobyteVolumeSource> quobyte{};
   ::kcm::api::Box<::kcm::api::core::v1::RBDPersistentVolumeSource> rbd{};
   ::kcm::api::Box<::kcm::api::core::v1::ScaleIOPersistentVolumeSource> scaleIO{};
-  ::kcm::api::String storageClassName{};
   ::kcm::api::Box<::kcm::api::core::v1::StorageOSPersistentVolumeSource> storageos{};
+  ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
+  ::kcm::api::String persistentVolumeReclaimPolicy{};
+  ::kcm::api::String storageClassName{};
   std::optional<::kcm::api::String> volumeAttributesClassName{};
   std::optional<::kcm::api::String> volumeMode{};
-  ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1591,11 +1591,11 @@ struct PersistentVolumeStatus {
 };
 
 struct PersistentVolume {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PersistentVolumeSpec spec{};
   ::kcm::api::core::v1::PersistentVolumeStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1628,27 +1628,27 @@ struct PersistentVolumeClaimStatus {
   ::kcm::api::StringMap<::kcm::api::Quantity> allocatedResources{};
   ::kcm::api::StringMap<::kcm::api::Quantity> capacity{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaimCondition> conditions{};
-  std::optional<::kcm::api::String> currentVolumeAttributesClassName{};
   ::kcm::api::Box<::kcm::api::core::v1::VolumeHealthStatus> healthStatus{};
   ::kcm::api::Box<::kcm::api::core::v1::ModifyVolumeStatus> modifyVolumeStatus{};
+  std::optional<::kcm::api::String> currentVolumeAttributesClassName{};
   ::kcm::api::String phase{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeClaim {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PersistentVolumeClaimSpec spec{};
   ::kcm::api::core::v1::PersistentVolumeClaimStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PersistentVolumeClaimList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::PersistentVolumeClaim> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1659,10 +1659,10 @@ struct PersistentVolumeClaimVolumeSource {
 };
 
 struct PersistentVolumeList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::PersistentVolume> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1715,25 +1715,25 @@ struct Sysctl {
 struct PodSecurityContext {
   ::kcm::api::Box<::kcm::api::core::v1::AppArmorProfile> appArmorProfile{};
   std::optional<int64_t> fsGroup{};
-  std::optional<::kcm::api::String> fsGroupChangePolicy{};
   std::optional<int64_t> runAsGroup{};
-  std::optional<bool> runAsNonRoot{};
   std::optional<int64_t> runAsUser{};
-  std::optional<::kcm::api::String> seLinuxChangePolicy{};
   ::kcm::api::Box<::kcm::api::core::v1::SELinuxOptions> seLinuxOptions{};
   ::kcm::api::Box<::kcm::api::core::v1::SeccompProfile> seccompProfile{};
   std::vector<int64_t> supplementalGroups{};
-  std::optional<::kcm::api::String> supplementalGroupsPolicy{};
   std::vector<::kcm::api::core::v1::Sysctl> sysctls{};
   ::kcm::api::Box<::kcm::api::core::v1::WindowsSecurityContextOptions> windowsOptions{};
+  std::optional<::kcm::api::String> fsGroupChangePolicy{};
+  std::optional<bool> runAsNonRoot{};
+  std::optional<::kcm::api::String> seLinuxChangePolicy{};
+  std::optional<::kcm::api::String> supplementalGroupsPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Toleration {
+  std::optional<int64_t> tolerationSeconds{};
   ::kcm::api::String effect{};
   ::kcm::api::String key{};
   ::kcm::api::String operator_{};
-  std::optional<int64_t> tolerationSeconds{};
   ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -1751,14 +1751,14 @@ struct TopologySpreadConstraint {
 };
 
 struct PodCertificateProjection {
+  std::optional<int64_t> user{};
+  ::kcm::api::StringMap<::kcm::api::String> userAnnotations{};
+  std::optional<int32_t> maxExpirationSeconds{};
   ::kcm::api::String certificateChainPath{};
   ::kcm::api::String credentialBundlePath{};
   ::kcm::api::String keyPath{};
   ::kcm::api::String keyType{};
-  std::optional<int32_t> maxExpirationSeconds{};
   ::kcm::api::String signerName{};
-  std::optional<int64_t> user{};
-  ::kcm::api::StringMap<::kcm::api::String> userAnnotations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1770,10 +1770,10 @@ struct SecretProjection {
 };
 
 struct ServiceAccountTokenProjection {
-  ::kcm::api::String audience{};
   std::optional<int64_t> expirationSeconds{};
-  ::kcm::api::String path{};
   std::optional<int64_t> user{};
+  ::kcm::api::String audience{};
+  ::kcm::api::String path{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -1788,30 +1788,30 @@ struct VolumeProjection {
 };
 
 struct ProjectedVolumeSource {
-  std::optional<int32_t> defaultMode{};
   std::optional<int64_t> defaultUser{};
   std::vector<::kcm::api::core::v1::VolumeProjection> sources{};
+  std::optional<int32_t> defaultMode{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct RBDVolumeSource {
+  std::vector<::kcm::api::String> monitors{};
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String fsType{};
   ::kcm::api::String image{};
   ::kcm::api::String keyring{};
-  std::vector<::kcm::api::String> monitors{};
   ::kcm::api::String pool{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String user{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ScaleIOVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String fsType{};
   ::kcm::api::String gateway{};
   ::kcm::api::String protectionDomain{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   bool sslEnabled{};
   ::kcm::api::String storageMode{};
   ::kcm::api::String storagePool{};
@@ -1821,18 +1821,18 @@ struct ScaleIOVolumeSource {
 };
 
 struct SecretVolumeSource {
-  std::optional<int32_t> defaultMode{};
   std::optional<int64_t> defaultUser{};
   std::vector<::kcm::api::core::v1::KeyToPath> items{};
+  std::optional<int32_t> defaultMode{};
   std::optional<bool> optional{};
   ::kcm::api::String secretName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageOSVolumeSource {
+  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String fsType{};
   bool readOnly{};
-  ::kcm::api::Box<::kcm::api::core::v1::LocalObjectReference> secretRef{};
   ::kcm::api::String volumeName{};
   ::kcm::api::String volumeNamespace{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -1858,7 +1858,6 @@ struct Volume {
   ::kcm::api::Box<::kcm::api::core::v1::HostPathVolumeSource> hostPath{};
   ::kcm::api::Box<::kcm::api::core::v1::ImageVolumeSource> image{};
   ::kcm::api::Box<::kcm::api::core::v1::ISCSIVolumeSource> iscsi{};
-  ::kcm::api::String name{};
   ::kcm::api::Box<::kcm::api::core::v1::NFSVolumeSource> nfs{};
   ::kcm::api::Box<::kcm::api::core::v1::PersistentVolumeClaimVolumeSource> persistentVolumeClaim{};
   ::kcm::api::Box<::kcm::api::core::v1::PhotonPersistentDiskVolumeSource> photonPersistentDisk{};
@@ -1870,61 +1869,62 @@ struct Volume {
   ::kcm::api::Box<::kcm::api::core::v1::SecretVolumeSource> secret{};
   ::kcm::api::Box<::kcm::api::core::v1::StorageOSVolumeSource> storageos{};
   ::kcm::api::Box<::kcm::api::core::v1::VsphereVirtualDiskVolumeSource> vsphereVolume{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodSpec {
   std::optional<int64_t> activeDeadlineSeconds{};
   ::kcm::api::Box<::kcm::api::core::v1::Affinity> affinity{};
-  std::optional<bool> automountServiceAccountToken{};
   std::vector<::kcm::api::core::v1::Container> containers{};
   ::kcm::api::Box<::kcm::api::core::v1::PodDNSConfig> dnsConfig{};
-  ::kcm::api::String dnsPolicy{};
-  std::optional<bool> enableServiceLinks{};
   std::vector<::kcm::api::core::v1::EphemeralContainer> ephemeralContainers{};
   std::vector<::kcm::api::core::v1::EvictionResponder> evictionResponders{};
   std::vector<::kcm::api::core::v1::HostAlias> hostAliases{};
+  std::vector<::kcm::api::core::v1::LocalObjectReference> imagePullSecrets{};
+  std::vector<::kcm::api::core::v1::Container> initContainers{};
+  ::kcm::api::StringMap<::kcm::api::String> nodeSelector{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodOS> os{};
+  ::kcm::api::StringMap<::kcm::api::Quantity> overhead{};
+  std::vector<::kcm::api::core::v1::PodReadinessGate> readinessGates{};
+  std::vector<::kcm::api::core::v1::PodResourceClaim> resourceClaims{};
+  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
+  std::vector<::kcm::api::core::v1::PodSchedulingGate> schedulingGates{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodSchedulingGroup> schedulingGroup{};
+  ::kcm::api::Box<::kcm::api::core::v1::PodSecurityContext> securityContext{};
+  std::optional<int64_t> terminationGracePeriodSeconds{};
+  std::vector<::kcm::api::core::v1::Toleration> tolerations{};
+  std::vector<::kcm::api::core::v1::TopologySpreadConstraint> topologySpreadConstraints{};
+  std::vector<::kcm::api::core::v1::Volume> volumes{};
+  std::optional<int32_t> priority{};
+  std::optional<bool> automountServiceAccountToken{};
+  ::kcm::api::String dnsPolicy{};
+  std::optional<bool> enableServiceLinks{};
   bool hostIPC{};
   bool hostNetwork{};
   bool hostPID{};
   std::optional<bool> hostUsers{};
   ::kcm::api::String hostname{};
   std::optional<::kcm::api::String> hostnameOverride{};
-  std::vector<::kcm::api::core::v1::LocalObjectReference> imagePullSecrets{};
-  std::vector<::kcm::api::core::v1::Container> initContainers{};
   ::kcm::api::String nodeName{};
-  ::kcm::api::StringMap<::kcm::api::String> nodeSelector{};
-  ::kcm::api::Box<::kcm::api::core::v1::PodOS> os{};
-  ::kcm::api::StringMap<::kcm::api::Quantity> overhead{};
   std::optional<::kcm::api::String> preemptionPolicy{};
-  std::optional<int32_t> priority{};
   ::kcm::api::String priorityClassName{};
-  std::vector<::kcm::api::core::v1::PodReadinessGate> readinessGates{};
-  std::vector<::kcm::api::core::v1::PodResourceClaim> resourceClaims{};
-  ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   ::kcm::api::String restartPolicy{};
   std::optional<::kcm::api::String> runtimeClassName{};
   ::kcm::api::String schedulerName{};
-  std::vector<::kcm::api::core::v1::PodSchedulingGate> schedulingGates{};
-  ::kcm::api::Box<::kcm::api::core::v1::PodSchedulingGroup> schedulingGroup{};
-  ::kcm::api::Box<::kcm::api::core::v1::PodSecurityContext> securityContext{};
   ::kcm::api::String serviceAccount{};
   ::kcm::api::String serviceAccountName{};
   std::optional<bool> setHostnameAsFQDN{};
   std::optional<bool> shareProcessNamespace{};
   ::kcm::api::String subdomain{};
-  std::optional<int64_t> terminationGracePeriodSeconds{};
-  std::vector<::kcm::api::core::v1::Toleration> tolerations{};
-  std::vector<::kcm::api::core::v1::TopologySpreadConstraint> topologySpreadConstraints{};
-  std::vector<::kcm::api::core::v1::Volume> volumes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodCondition {
   ::kcm::api::Time lastProbeTime{};
   ::kcm::api::Time lastTransitionTime{};
-  ::kcm::api::String message{};
   int64_t observedGeneration{};
+  ::kcm::api::String message{};
   ::kcm::api::String reason{};
   ::kcm::api::String status{};
   ::kcm::api::String type{};
@@ -1961,40 +1961,40 @@ struct PodStatus {
   std::vector<::kcm::api::core::v1::ContainerStatus> containerStatuses{};
   std::vector<::kcm::api::core::v1::ContainerStatus> ephemeralContainerStatuses{};
   ::kcm::api::Box<::kcm::api::core::v1::PodExtendedResourceClaimStatus> extendedResourceClaimStatus{};
-  ::kcm::api::String hostIP{};
   std::vector<::kcm::api::core::v1::HostIP> hostIPs{};
   std::vector<::kcm::api::core::v1::ContainerStatus> initContainerStatuses{};
-  ::kcm::api::String message{};
   std::vector<::kcm::api::core::v1::NodeAllocatableResourceClaimStatus> nodeAllocatableResourceClaimStatuses{};
-  ::kcm::api::String nominatedNodeName{};
   int64_t observedGeneration{};
-  ::kcm::api::String phase{};
-  ::kcm::api::String podIP{};
   std::vector<::kcm::api::core::v1::PodIP> podIPs{};
-  ::kcm::api::String qosClass{};
-  ::kcm::api::String reason{};
-  ::kcm::api::String resize{};
   std::vector<::kcm::api::core::v1::PodResourceClaimStatus> resourceClaimStatuses{};
   ::kcm::api::Box<::kcm::api::core::v1::ResourceRequirements> resources{};
   std::optional<::kcm::api::Time> startTime{};
   std::vector<::kcm::api::core::v1::PodVolumeHealth> volumeHealth{};
+  ::kcm::api::String hostIP{};
+  ::kcm::api::String message{};
+  ::kcm::api::String nominatedNodeName{};
+  ::kcm::api::String phase{};
+  ::kcm::api::String podIP{};
+  ::kcm::api::String qosClass{};
+  ::kcm::api::String reason{};
+  ::kcm::api::String resize{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Pod {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PodSpec spec{};
   ::kcm::api::core::v1::PodStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Pod> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2005,26 +2005,26 @@ struct PodTemplateSpec {
 };
 
 struct PodTemplate {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::PodTemplateSpec template_{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodTemplateList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::PodTemplate> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ReplicationControllerSpec {
-  int32_t minReadySeconds{};
-  std::optional<int32_t> replicas{};
   ::kcm::api::StringMap<::kcm::api::String> selector{};
   ::kcm::api::Box<::kcm::api::core::v1::PodTemplateSpec> template_{};
+  int32_t minReadySeconds{};
+  std::optional<int32_t> replicas{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2038,36 +2038,36 @@ struct ReplicationControllerCondition {
 };
 
 struct ReplicationControllerStatus {
-  int32_t availableReplicas{};
   std::vector<::kcm::api::core::v1::ReplicationControllerCondition> conditions{};
-  int32_t fullyLabeledReplicas{};
   int64_t observedGeneration{};
+  int32_t availableReplicas{};
+  int32_t fullyLabeledReplicas{};
   int32_t readyReplicas{};
   int32_t replicas{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ReplicationController {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ReplicationControllerSpec spec{};
   ::kcm::api::core::v1::ReplicationControllerStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ReplicationControllerList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ReplicationController> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ScopedResourceSelectorRequirement {
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::String operator_{};
   ::kcm::api::String scopeName{};
-  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2090,48 +2090,48 @@ struct ResourceQuotaStatus {
 };
 
 struct ResourceQuota {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ResourceQuotaSpec spec{};
   ::kcm::api::core::v1::ResourceQuotaStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceQuotaList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ResourceQuota> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Secret {
-  ::kcm::api::String apiVersion{};
   ::kcm::api::StringMap<std::string> data{};
-  std::optional<bool> immutable{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::StringMap<::kcm::api::String> stringData{};
+  ::kcm::api::String apiVersion{};
+  std::optional<bool> immutable{};
+  ::kcm::api::String kind{};
   ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct SecretList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Secret> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServicePort {
-  std::optional<::kcm::api::String> appProtocol{};
-  ::kcm::api::String name{};
+  ::kcm::api::IntOrString targetPort{};
   int32_t nodePort{};
   int32_t port{};
+  std::optional<::kcm::api::String> appProtocol{};
+  ::kcm::api::String name{};
   ::kcm::api::String protocol{};
-  ::kcm::api::IntOrString targetPort{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -2141,24 +2141,24 @@ struct SessionAffinityConfig {
 };
 
 struct ServiceSpec {
-  std::optional<bool> allocateLoadBalancerNodePorts{};
-  ::kcm::api::String clusterIP{};
   std::vector<::kcm::api::String> clusterIPs{};
   std::vector<::kcm::api::String> externalIPs{};
+  std::vector<::kcm::api::String> ipFamilies{};
+  std::vector<::kcm::api::String> loadBalancerSourceRanges{};
+  std::vector<::kcm::api::core::v1::ServicePort> ports{};
+  ::kcm::api::StringMap<::kcm::api::String> selector{};
+  ::kcm::api::Box<::kcm::api::core::v1::SessionAffinityConfig> sessionAffinityConfig{};
+  int32_t healthCheckNodePort{};
+  std::optional<bool> allocateLoadBalancerNodePorts{};
+  ::kcm::api::String clusterIP{};
   ::kcm::api::String externalName{};
   ::kcm::api::String externalTrafficPolicy{};
-  int32_t healthCheckNodePort{};
   std::optional<::kcm::api::String> internalTrafficPolicy{};
-  std::vector<::kcm::api::String> ipFamilies{};
   std::optional<::kcm::api::String> ipFamilyPolicy{};
   std::optional<::kcm::api::String> loadBalancerClass{};
   ::kcm::api::String loadBalancerIP{};
-  std::vector<::kcm::api::String> loadBalancerSourceRanges{};
-  std::vector<::kcm::api::core::v1::ServicePort> ports{};
   bool publishNotReadyAddresses{};
-  ::kcm::api::StringMap<::kcm::api::String> selector{};
   ::kcm::api::String sessionAffinity{};
-  ::kcm::api::Box<::kcm::api::core::v1::SessionAffinityConfig> sessionAffinityConfig{};
   std::optional<::kcm::api::String> trafficDistribution{};
   ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
@@ -2171,43 +2171,43 @@ struct ServiceStatus {
 };
 
 struct Service {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::core::v1::ServiceSpec spec{};
   ::kcm::api::core::v1::ServiceStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceAccount {
-  ::kcm::api::String apiVersion{};
-  std::optional<bool> automountServiceAccountToken{};
   std::vector<::kcm::api::core::v1::LocalObjectReference> imagePullSecrets{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::core::v1::ObjectReference> secrets{};
+  ::kcm::api::String apiVersion{};
+  std::optional<bool> automountServiceAccountToken{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceAccountList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::ServiceAccount> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::core::v1::Service> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct TopologySelectorLabelRequirement {
-  ::kcm::api::String key{};
   std::vector<::kcm::api::String> values{};
+  ::kcm::api::String key{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

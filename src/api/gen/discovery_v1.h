@@ -51,36 +51,36 @@ struct Endpoint {
   ::kcm::api::discovery::v1::EndpointConditions conditions{};
   ::kcm::api::StringMap<::kcm::api::String> deprecatedTopology{};
   ::kcm::api::Box<::kcm::api::discovery::v1::EndpointHints> hints{};
+  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   std::optional<::kcm::api::String> hostname{};
   std::optional<::kcm::api::String> nodeName{};
-  ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> targetRef{};
   std::optional<::kcm::api::String> zone{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointPort {
+  std::optional<int32_t> port{};
   std::optional<::kcm::api::String> appProtocol{};
   std::optional<::kcm::api::String> name{};
-  std::optional<int32_t> port{};
   std::optional<::kcm::api::String> protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointSlice {
-  ::kcm::api::String addressType{};
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::discovery::v1::Endpoint> endpoints{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::discovery::v1::EndpointPort> ports{};
+  ::kcm::api::String addressType{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EndpointSliceList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::discovery::v1::EndpointSlice> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

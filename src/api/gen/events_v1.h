@@ -19,37 +19,37 @@ struct Event;
 struct EventList;
 
 struct EventSeries {
-  int32_t count{};
   ::kcm::api::MicroTime lastObservedTime{};
+  int32_t count{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Event {
-  ::kcm::api::String action{};
-  ::kcm::api::String apiVersion{};
-  int32_t deprecatedCount{};
   ::kcm::api::Time deprecatedFirstTimestamp{};
   ::kcm::api::Time deprecatedLastTimestamp{};
   ::kcm::api::core::v1::EventSource deprecatedSource{};
   ::kcm::api::MicroTime eventTime{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::String note{};
-  ::kcm::api::String reason{};
   ::kcm::api::core::v1::ObjectReference regarding{};
   ::kcm::api::Box<::kcm::api::core::v1::ObjectReference> related{};
+  ::kcm::api::Box<::kcm::api::events::v1::EventSeries> series{};
+  int32_t deprecatedCount{};
+  ::kcm::api::String action{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String note{};
+  ::kcm::api::String reason{};
   ::kcm::api::String reportingController{};
   ::kcm::api::String reportingInstance{};
-  ::kcm::api::Box<::kcm::api::events::v1::EventSeries> series{};
   ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct EventList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::events::v1::Event> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -51,56 +51,56 @@ struct ServerAddressByClientCIDR {
 };
 
 struct APIGroup {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
-  ::kcm::api::String name{};
   ::kcm::api::meta::v1::GroupVersionForDiscovery preferredVersion{};
   std::vector<::kcm::api::meta::v1::ServerAddressByClientCIDR> serverAddressByClientCIDRs{};
   std::vector<::kcm::api::meta::v1::GroupVersionForDiscovery> versions{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIGroupList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::meta::v1::APIGroup> groups{};
+  ::kcm::api::String apiVersion{};
   ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIResource {
   std::vector<::kcm::api::String> categories{};
+  std::vector<::kcm::api::String> shortNames{};
+  std::vector<::kcm::api::String> verbs{};
   ::kcm::api::String group{};
   ::kcm::api::String kind{};
   ::kcm::api::String name{};
   bool namespaced{};
-  std::vector<::kcm::api::String> shortNames{};
   ::kcm::api::String singularName{};
   ::kcm::api::String storageVersionHash{};
-  std::vector<::kcm::api::String> verbs{};
   ::kcm::api::String version{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIResourceList {
+  std::vector<::kcm::api::meta::v1::APIResource> resources{};
   ::kcm::api::String apiVersion{};
   ::kcm::api::String groupVersion{};
   ::kcm::api::String kind{};
-  std::vector<::kcm::api::meta::v1::APIResource> resources{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct APIVersions {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   std::vector<::kcm::api::meta::v1::ServerAddressByClientCIDR> serverAddressByClientCIDRs{};
   std::vector<::kcm::api::String> versions{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Condition {
   ::kcm::api::Time lastTransitionTime{};
-  ::kcm::api::String message{};
   int64_t observedGeneration{};
+  ::kcm::api::String message{};
   ::kcm::api::String reason{};
   ::kcm::api::String status{};
   ::kcm::api::String type{};
@@ -114,21 +114,21 @@ struct Preconditions {
 };
 
 struct DeleteOptions {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::String> dryRun{};
   std::optional<int64_t> gracePeriodSeconds{};
+  ::kcm::api::Box<::kcm::api::meta::v1::Preconditions> preconditions{};
+  ::kcm::api::String apiVersion{};
   std::optional<bool> ignoreStoreReadErrorWithClusterBreakingPotential{};
   ::kcm::api::String kind{};
   std::optional<bool> orphanDependents{};
-  ::kcm::api::Box<::kcm::api::meta::v1::Preconditions> preconditions{};
   std::optional<::kcm::api::String> propagationPolicy{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct FieldSelectorRequirement {
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::String key{};
   ::kcm::api::String operator_{};
-  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -139,9 +139,9 @@ struct GroupResource {
 };
 
 struct LabelSelectorRequirement {
+  std::vector<::kcm::api::String> values{};
   ::kcm::api::String key{};
   ::kcm::api::String operator_{};
-  std::vector<::kcm::api::String> values{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -157,22 +157,22 @@ struct ShardInfo {
 };
 
 struct ListMeta {
-  ::kcm::api::String continue_{};
   std::optional<int64_t> remainingItemCount{};
+  ::kcm::api::Box<::kcm::api::meta::v1::ShardInfo> shardInfo{};
+  ::kcm::api::String continue_{};
   ::kcm::api::String resourceVersion{};
   ::kcm::api::String selfLink{};
-  ::kcm::api::Box<::kcm::api::meta::v1::ShardInfo> shardInfo{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ManagedFieldsEntry {
+  std::optional<::kcm::api::RawJson> fieldsV1{};
+  std::optional<::kcm::api::Time> time{};
   ::kcm::api::String apiVersion{};
   ::kcm::api::String fieldsType{};
-  std::optional<::kcm::api::RawJson> fieldsV1{};
   ::kcm::api::String manager{};
   ::kcm::api::String operation{};
   ::kcm::api::String subresource{};
-  std::optional<::kcm::api::Time> time{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -192,13 +192,13 @@ struct ObjectMeta {
   std::optional<int64_t> deletionGracePeriodSeconds{};
   std::optional<::kcm::api::Time> deletionTimestamp{};
   std::vector<::kcm::api::String> finalizers{};
-  ::kcm::api::String generateName{};
   int64_t generation{};
   ::kcm::api::StringMap<::kcm::api::String> labels{};
   std::vector<::kcm::api::meta::v1::ManagedFieldsEntry> managedFields{};
+  std::vector<::kcm::api::meta::v1::OwnerReference> ownerReferences{};
+  ::kcm::api::String generateName{};
   ::kcm::api::String name{};
   ::kcm::api::String namespace_{};
-  std::vector<::kcm::api::meta::v1::OwnerReference> ownerReferences{};
   ::kcm::api::String resourceVersion{};
   ::kcm::api::String selfLink{};
   ::kcm::api::String uid{};
@@ -206,17 +206,17 @@ struct ObjectMeta {
 };
 
 struct PartialObjectMetadata {
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::String apiVersion{};
   ::kcm::api::String kind{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PartialObjectMetadataList {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   std::vector<::kcm::api::meta::v1::PartialObjectMetadata> items{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -229,21 +229,21 @@ struct StatusCause {
 
 struct StatusDetails {
   std::vector<::kcm::api::meta::v1::StatusCause> causes{};
+  int32_t retryAfterSeconds{};
   ::kcm::api::String group{};
   ::kcm::api::String kind{};
   ::kcm::api::String name{};
-  int32_t retryAfterSeconds{};
   ::kcm::api::String uid{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct Status {
-  ::kcm::api::String apiVersion{};
-  int32_t code{};
   ::kcm::api::Box<::kcm::api::meta::v1::StatusDetails> details{};
+  ::kcm::api::meta::v1::ListMeta metadata{};
+  int32_t code{};
+  ::kcm::api::String apiVersion{};
   ::kcm::api::String kind{};
   ::kcm::api::String message{};
-  ::kcm::api::meta::v1::ListMeta metadata{};
   ::kcm::api::String reason{};
   ::kcm::api::String status{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim

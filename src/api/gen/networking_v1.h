@@ -50,14 +50,14 @@ struct ServiceCIDR;
 struct ServiceCIDRList;
 
 struct ServiceBackendPort {
-  ::kcm::api::String name{};
   int32_t number{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressServiceBackend {
-  ::kcm::api::String name{};
   ::kcm::api::networking::v1::ServiceBackendPort port{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -93,30 +93,30 @@ struct IPAddressSpec {
 };
 
 struct IPAddress {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::IPAddressSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IPAddressList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::IPAddress> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IPBlock {
-  ::kcm::api::String cidr{};
   std::vector<::kcm::api::String> except{};
+  ::kcm::api::String cidr{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressRule {
-  ::kcm::api::String host{};
   ::kcm::api::Box<::kcm::api::networking::v1::HTTPIngressRuleValue> http{};
+  ::kcm::api::String host{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -128,23 +128,23 @@ struct IngressTLS {
 
 struct IngressSpec {
   ::kcm::api::Box<::kcm::api::networking::v1::IngressBackend> defaultBackend{};
-  std::optional<::kcm::api::String> ingressClassName{};
   std::vector<::kcm::api::networking::v1::IngressRule> rules{};
   std::vector<::kcm::api::networking::v1::IngressTLS> tls{};
+  std::optional<::kcm::api::String> ingressClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressPortStatus {
-  std::optional<::kcm::api::String> error{};
   int32_t port{};
+  std::optional<::kcm::api::String> error{};
   ::kcm::api::String protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressLoadBalancerIngress {
+  std::vector<::kcm::api::networking::v1::IngressPortStatus> ports{};
   ::kcm::api::String hostname{};
   ::kcm::api::String ip{};
-  std::vector<::kcm::api::networking::v1::IngressPortStatus> ports{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -159,11 +159,11 @@ struct IngressStatus {
 };
 
 struct Ingress {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::IngressSpec spec{};
   ::kcm::api::networking::v1::IngressStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -177,32 +177,32 @@ struct IngressClassParametersReference {
 };
 
 struct IngressClassSpec {
-  ::kcm::api::String controller{};
   ::kcm::api::Box<::kcm::api::networking::v1::IngressClassParametersReference> parameters{};
+  ::kcm::api::String controller{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressClass {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::IngressClassSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressClassList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::IngressClass> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct IngressList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::Ingress> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -214,8 +214,8 @@ struct NetworkPolicyPeer {
 };
 
 struct NetworkPolicyPort {
-  std::optional<int32_t> endPort{};
   std::optional<::kcm::api::IntOrString> port{};
+  std::optional<int32_t> endPort{};
   std::optional<::kcm::api::String> protocol{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -241,18 +241,18 @@ struct NetworkPolicySpec {
 };
 
 struct NetworkPolicy {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::NetworkPolicySpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct NetworkPolicyList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::NetworkPolicy> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -267,19 +267,19 @@ struct ServiceCIDRStatus {
 };
 
 struct ServiceCIDR {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::networking::v1::ServiceCIDRSpec spec{};
   ::kcm::api::networking::v1::ServiceCIDRStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ServiceCIDRList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::networking::v1::ServiceCIDR> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -20,10 +20,10 @@ struct PodDisruptionBudget;
 struct PodDisruptionBudgetList;
 
 struct Eviction {
-  ::kcm::api::String apiVersion{};
   ::kcm::api::Box<::kcm::api::meta::v1::DeleteOptions> deleteOptions{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -37,29 +37,29 @@ struct PodDisruptionBudgetSpec {
 
 struct PodDisruptionBudgetStatus {
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
+  ::kcm::api::StringMap<::kcm::api::Time> disruptedPods{};
+  int64_t observedGeneration{};
   int32_t currentHealthy{};
   int32_t desiredHealthy{};
-  ::kcm::api::StringMap<::kcm::api::Time> disruptedPods{};
   int32_t disruptionsAllowed{};
   int32_t expectedPods{};
-  int64_t observedGeneration{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodDisruptionBudget {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::policy::v1::PodDisruptionBudgetSpec spec{};
   ::kcm::api::policy::v1::PodDisruptionBudgetStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodDisruptionBudgetList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::policy::v1::PodDisruptionBudget> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

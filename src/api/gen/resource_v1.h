@@ -67,26 +67,26 @@ struct ResourceSlice;
 struct ResourceSliceList;
 
 struct NetworkDeviceData {
+  std::vector<::kcm::api::String> ips{};
   ::kcm::api::String hardwareAddress{};
   ::kcm::api::String interfaceName{};
-  std::vector<::kcm::api::String> ips{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct AllocatedDeviceStatus {
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
   std::optional<::kcm::api::RawJson> data{};
+  ::kcm::api::Box<::kcm::api::resource::v1::NetworkDeviceData> networkData{};
   ::kcm::api::String device{};
   ::kcm::api::String driver{};
-  ::kcm::api::Box<::kcm::api::resource::v1::NetworkDeviceData> networkData{};
   ::kcm::api::String pool{};
   std::optional<::kcm::api::String> shareID{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct OpaqueDeviceConfiguration {
-  ::kcm::api::String driver{};
   ::kcm::api::RawJson parameters{};
+  ::kcm::api::String driver{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -98,26 +98,26 @@ struct DeviceAllocationConfiguration {
 };
 
 struct DeviceToleration {
+  std::optional<int64_t> tolerationSeconds{};
   ::kcm::api::String effect{};
   ::kcm::api::String key{};
   ::kcm::api::String operator_{};
-  std::optional<int64_t> tolerationSeconds{};
   ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceRequestAllocationResult {
-  std::optional<bool> adminAccess{};
   std::vector<::kcm::api::String> bindingConditions{};
   std::vector<::kcm::api::String> bindingFailureConditions{};
   ::kcm::api::StringMap<::kcm::api::Quantity> consumedCapacity{};
+  std::vector<::kcm::api::String> skipNodeOperations{};
+  std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
+  std::optional<bool> adminAccess{};
   ::kcm::api::String device{};
   ::kcm::api::String driver{};
   ::kcm::api::String pool{};
   ::kcm::api::String request{};
   std::optional<::kcm::api::String> shareID{};
-  std::vector<::kcm::api::String> skipNodeOperations{};
-  std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -147,9 +147,9 @@ struct CapacityRequestPolicyRange {
 };
 
 struct CapacityRequestPolicy {
-  std::optional<::kcm::api::Quantity> default_{};
   ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequestPolicyRange> validRange{};
   std::vector<::kcm::api::Quantity> validValues{};
+  std::optional<::kcm::api::Quantity> default_{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -170,14 +170,14 @@ struct CounterSet {
 };
 
 struct DeviceAttribute {
-  std::optional<bool> bool_{};
   std::vector<bool> bools{};
   std::optional<int64_t> int_{};
   std::vector<int64_t> ints{};
-  std::optional<::kcm::api::String> string{};
   std::vector<::kcm::api::String> strings{};
-  std::optional<::kcm::api::String> version{};
   std::vector<::kcm::api::String> versions{};
+  std::optional<bool> bool_{};
+  std::optional<::kcm::api::String> string{};
+  std::optional<::kcm::api::String> version{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -189,15 +189,15 @@ struct DeviceCapacity {
 
 struct DeviceCounterConsumption {
   std::vector<::kcm::api::String> compatibilityGroups{};
-  ::kcm::api::String counterSet{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::Counter> counters{};
+  ::kcm::api::String counterSet{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceTaint {
+  std::optional<::kcm::api::Time> timeAdded{};
   ::kcm::api::String effect{};
   ::kcm::api::String key{};
-  std::optional<::kcm::api::Time> timeAdded{};
   ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -222,19 +222,19 @@ struct NodeAllocatableResource {
 };
 
 struct Device {
-  std::optional<bool> allNodes{};
-  std::optional<bool> allowMultipleAllocations{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceAttribute> attributes{};
   std::vector<::kcm::api::String> bindingConditions{};
   std::vector<::kcm::api::String> bindingFailureConditions{};
-  std::optional<bool> bindsToNode{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::DeviceCapacity> capacity{};
   std::vector<::kcm::api::resource::v1::DeviceCounterConsumption> consumesCounters{};
-  ::kcm::api::String name{};
   ::kcm::api::StringMap<::kcm::api::resource::v1::NodeAllocatableResource> nodeAllocatableResources{};
-  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
   std::vector<::kcm::api::resource::v1::DeviceTaint> taints{};
+  std::optional<bool> allNodes{};
+  std::optional<bool> allowMultipleAllocations{};
+  std::optional<bool> bindsToNode{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -245,9 +245,9 @@ struct DeviceClaimConfiguration {
 };
 
 struct DeviceConstraint {
+  std::vector<::kcm::api::String> requests{};
   std::optional<::kcm::api::String> distinctAttribute{};
   std::optional<::kcm::api::String> matchAttribute{};
-  std::vector<::kcm::api::String> requests{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -263,26 +263,26 @@ struct DeviceSelector {
 };
 
 struct DeviceSubRequest {
-  ::kcm::api::String allocationMode{};
   ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
   int64_t count{};
   std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
-  ::kcm::api::String deviceClassName{};
-  ::kcm::api::String name{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
   std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
+  ::kcm::api::String allocationMode{};
+  ::kcm::api::String deviceClassName{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ExactDeviceRequest {
-  std::optional<bool> adminAccess{};
-  ::kcm::api::String allocationMode{};
   ::kcm::api::Box<::kcm::api::resource::v1::CapacityRequirements> capacity{};
   int64_t count{};
   std::vector<::kcm::api::resource::v1::DeviceDerivedAttribute> derivedAttributes{};
-  ::kcm::api::String deviceClassName{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
   std::vector<::kcm::api::resource::v1::DeviceToleration> tolerations{};
+  std::optional<bool> adminAccess{};
+  ::kcm::api::String allocationMode{};
+  ::kcm::api::String deviceClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -307,24 +307,24 @@ struct DeviceClassConfiguration {
 
 struct DeviceClassSpec {
   std::vector<::kcm::api::resource::v1::DeviceClassConfiguration> config{};
-  std::optional<::kcm::api::String> extendedResourceName{};
   std::vector<::kcm::api::resource::v1::DeviceSelector> selectors{};
+  std::optional<::kcm::api::String> extendedResourceName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceClass {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::DeviceClassSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceClassList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::DeviceClass> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -347,19 +347,19 @@ struct DeviceTaintRuleStatus {
 };
 
 struct DeviceTaintRule {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::DeviceTaintRuleSpec spec{};
   ::kcm::api::resource::v1::DeviceTaintRuleStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceTaintRuleList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::DeviceTaintRule> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -384,19 +384,19 @@ struct ResourceClaimStatus {
 };
 
 struct ResourceClaim {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceClaimSpec spec{};
   ::kcm::api::resource::v1::ResourceClaimStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceClaimList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::ResourceClaim> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -407,55 +407,55 @@ struct ResourceClaimTemplateSpec {
 };
 
 struct ResourceClaimTemplate {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceClaimTemplateSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceClaimTemplateList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::ResourceClaimTemplate> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePool {
   int64_t generation{};
-  ::kcm::api::String name{};
   int64_t resourceSliceCount{};
+  ::kcm::api::String name{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceSliceSpec {
-  std::optional<bool> allNodes{};
   std::vector<::kcm::api::resource::v1::Device> devices{};
-  ::kcm::api::String driver{};
-  std::optional<::kcm::api::String> nodeName{};
   ::kcm::api::Box<::kcm::api::core::v1::NodeSelector> nodeSelector{};
-  std::optional<::kcm::api::String> partitionTypeAttribute{};
-  std::optional<bool> perDeviceNodeSelection{};
   ::kcm::api::resource::v1::ResourcePool pool{};
   std::vector<::kcm::api::resource::v1::CounterSet> sharedCounters{};
   std::vector<::kcm::api::String> skipNodeOperations{};
+  std::optional<bool> allNodes{};
+  ::kcm::api::String driver{};
+  std::optional<::kcm::api::String> nodeName{};
+  std::optional<::kcm::api::String> partitionTypeAttribute{};
+  std::optional<bool> perDeviceNodeSelection{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceSlice {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1::ResourceSliceSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourceSliceList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1::ResourceSlice> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

@@ -29,9 +29,9 @@ struct ResourcePoolStatusRequest;
 struct ResourcePoolStatusRequestList;
 
 struct DeviceTaint {
+  std::optional<::kcm::api::Time> timeAdded{};
   ::kcm::api::String effect{};
   ::kcm::api::String key{};
-  std::optional<::kcm::api::Time> timeAdded{};
   ::kcm::api::String value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -55,26 +55,26 @@ struct DeviceTaintRuleStatus {
 };
 
 struct DeviceTaintRule {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1alpha3::DeviceTaintRuleSpec spec{};
   ::kcm::api::resource::v1alpha3::DeviceTaintRuleStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct DeviceTaintRuleList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1alpha3::DeviceTaintRule> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PartitionTypeStatus {
   std::optional<int32_t> allocatable{};
-  ::kcm::api::String attribute{};
   std::optional<int32_t> total{};
+  ::kcm::api::String attribute{};
   ::kcm::api::String type{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
@@ -95,50 +95,50 @@ struct ShareableSummaryStatus {
 };
 
 struct PoolStatus {
+  int64_t generation{};
+  std::vector<::kcm::api::resource::v1alpha3::PartitionTypeStatus> partitionSummary{};
+  ::kcm::api::Box<::kcm::api::resource::v1alpha3::ShareableSummaryStatus> shareableSummary{};
   std::optional<int32_t> allocatedDevices{};
   std::optional<int32_t> availableDevices{};
-  ::kcm::api::String driver{};
-  int64_t generation{};
-  std::optional<::kcm::api::String> nodeName{};
-  std::vector<::kcm::api::resource::v1alpha3::PartitionTypeStatus> partitionSummary{};
-  ::kcm::api::String poolName{};
   std::optional<int32_t> resourceSliceCount{};
-  ::kcm::api::Box<::kcm::api::resource::v1alpha3::ShareableSummaryStatus> shareableSummary{};
   std::optional<int32_t> totalDevices{};
   std::optional<int32_t> unavailableDevices{};
+  ::kcm::api::String driver{};
+  std::optional<::kcm::api::String> nodeName{};
+  ::kcm::api::String poolName{};
   std::optional<::kcm::api::String> validationError{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePoolStatusRequestSpec {
+  std::optional<int32_t> limit{};
   std::optional<::kcm::api::String> defaultPartitionTypeAttribute{};
   ::kcm::api::String driver{};
-  std::optional<int32_t> limit{};
   std::optional<::kcm::api::String> poolName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePoolStatusRequestStatus {
   std::vector<::kcm::api::meta::v1::Condition> conditions{};
-  std::optional<int32_t> poolCount{};
   std::vector<::kcm::api::resource::v1alpha3::PoolStatus> pools{};
+  std::optional<int32_t> poolCount{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePoolStatusRequest {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::resource::v1alpha3::ResourcePoolStatusRequestSpec spec{};
   ::kcm::api::Box<::kcm::api::resource::v1alpha3::ResourcePoolStatusRequestStatus> status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct ResourcePoolStatusRequestList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::resource::v1alpha3::ResourcePoolStatusRequest> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

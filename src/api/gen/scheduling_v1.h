@@ -17,21 +17,21 @@ struct PriorityClass;
 struct PriorityClassList;
 
 struct PriorityClass {
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  int32_t value{};
   ::kcm::api::String apiVersion{};
   ::kcm::api::String description{};
   bool globalDefault{};
   ::kcm::api::String kind{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::optional<::kcm::api::String> preemptionPolicy{};
-  int32_t value{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PriorityClassList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::scheduling::v1::PriorityClass> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

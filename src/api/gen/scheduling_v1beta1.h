@@ -124,26 +124,26 @@ struct PodGroupSchedulingPolicy {
 
 struct PodGroupTemplate {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::DisruptionMode> disruptionMode{};
-  ::kcm::api::String name{};
-  std::optional<::kcm::api::String> preemptionPolicy{};
-  std::optional<int32_t> priority{};
-  ::kcm::api::String priorityClassName{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroupResourceClaim> resourceClaims{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
+  std::optional<int32_t> priority{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
+  ::kcm::api::String priorityClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CompositePodGroupTemplate {
   std::vector<::kcm::api::scheduling::v1beta1::CompositePodGroupTemplate> compositePodGroupTemplates{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositeDisruptionMode> disruptionMode{};
-  ::kcm::api::String name{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroupTemplate> podGroupTemplates{};
-  std::optional<::kcm::api::String> preemptionPolicy{};
-  std::optional<int32_t> priority{};
-  ::kcm::api::String priorityClassName{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::CompositePodGroupSchedulingPolicy schedulingPolicy{};
+  std::optional<int32_t> priority{};
+  ::kcm::api::String name{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
+  ::kcm::api::String priorityClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -155,14 +155,14 @@ struct WorkloadReference {
 
 struct PodGroupSpec {
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::DisruptionMode> disruptionMode{};
-  std::optional<::kcm::api::String> parentCompositePodGroupName{};
-  std::optional<::kcm::api::String> preemptionPolicy{};
-  std::optional<int32_t> priority{};
-  ::kcm::api::String priorityClassName{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroupResourceClaim> resourceClaims{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::PodGroupSchedulingConstraints> schedulingConstraints{};
   ::kcm::api::scheduling::v1beta1::PodGroupSchedulingPolicy schedulingPolicy{};
   ::kcm::api::Box<::kcm::api::scheduling::v1beta1::WorkloadReference> workloadRef{};
+  std::optional<int32_t> priority{};
+  std::optional<::kcm::api::String> parentCompositePodGroupName{};
+  std::optional<::kcm::api::String> preemptionPolicy{};
+  ::kcm::api::String priorityClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -179,19 +179,19 @@ struct PodGroupStatus {
 };
 
 struct PodGroup {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::scheduling::v1beta1::PodGroupSpec spec{};
   ::kcm::api::scheduling::v1beta1::PodGroupStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct PodGroupList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::scheduling::v1beta1::PodGroup> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -210,18 +210,18 @@ struct WorkloadSpec {
 };
 
 struct Workload {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::scheduling::v1beta1::WorkloadSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct WorkloadList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::scheduling::v1beta1::Workload> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

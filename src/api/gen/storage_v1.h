@@ -40,39 +40,39 @@ struct VolumeAttributesClass;
 struct VolumeAttributesClassList;
 
 struct TokenRequest {
-  ::kcm::api::String audience{};
   std::optional<int64_t> expirationSeconds{};
+  ::kcm::api::String audience{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIDriverSpec {
+  std::optional<int64_t> nodeAllocatableUpdatePeriodSeconds{};
+  std::vector<::kcm::api::storage::v1::TokenRequest> tokenRequests{};
+  std::vector<::kcm::api::String> volumeLifecycleModes{};
   std::optional<bool> attachRequired{};
   std::optional<::kcm::api::String> fsGroupPolicy{};
-  std::optional<int64_t> nodeAllocatableUpdatePeriodSeconds{};
   std::optional<bool> podInfoOnMount{};
   std::optional<bool> preventPodSchedulingIfMissing{};
   std::optional<bool> requiresRepublish{};
   std::optional<bool> seLinuxMount{};
   std::optional<bool> serviceAccountTokenInSecrets{};
   std::optional<bool> storageCapacity{};
-  std::vector<::kcm::api::storage::v1::TokenRequest> tokenRequests{};
-  std::vector<::kcm::api::String> volumeLifecycleModes{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIDriver {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::CSIDriverSpec spec{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIDriverList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::CSIDriver> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -83,9 +83,9 @@ struct VolumeNodeResources {
 
 struct CSINodeDriver {
   ::kcm::api::Box<::kcm::api::storage::v1::VolumeNodeResources> allocatable{};
+  std::vector<::kcm::api::String> topologyKeys{};
   ::kcm::api::String name{};
   ::kcm::api::String nodeID{};
-  std::vector<::kcm::api::String> topologyKeys{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -95,8 +95,8 @@ struct CSINodeSpec {
 };
 
 struct StorageHealthCondition {
-  std::optional<::kcm::api::String> accessMode{};
   ::kcm::api::Time lastTransitionTime{};
+  std::optional<::kcm::api::String> accessMode{};
   ::kcm::api::String message{};
   ::kcm::api::String reason{};
   ::kcm::api::String status{};
@@ -116,49 +116,49 @@ struct CSINodeStatus {
 };
 
 struct CSINode {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::CSINodeSpec spec{};
   ::kcm::api::storage::v1::CSINodeStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSINodeList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::CSINode> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIStorageCapacity {
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> nodeTopology{};
   ::kcm::api::String apiVersion{};
   std::optional<::kcm::api::Quantity> capacity{};
   ::kcm::api::String kind{};
   std::optional<::kcm::api::Quantity> maximumVolumeSize{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::Box<::kcm::api::meta::v1::LabelSelector> nodeTopology{};
   ::kcm::api::String storageClassName{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct CSIStorageCapacityList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::CSIStorageCapacity> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageClass {
-  std::optional<bool> allowVolumeExpansion{};
   std::vector<::kcm::api::core::v1::TopologySelectorTerm> allowedTopologies{};
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   std::vector<::kcm::api::String> mountOptions{};
   ::kcm::api::StringMap<::kcm::api::String> parameters{};
+  std::optional<bool> allowVolumeExpansion{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::String provisioner{};
   std::optional<::kcm::api::String> reclaimPolicy{};
   std::optional<::kcm::api::String> volumeBindingMode{};
@@ -166,10 +166,10 @@ struct StorageClass {
 };
 
 struct StorageClassList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::StorageClass> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
@@ -180,58 +180,58 @@ struct VolumeAttachmentSource {
 };
 
 struct VolumeAttachmentSpec {
+  ::kcm::api::storage::v1::VolumeAttachmentSource source{};
   ::kcm::api::String attacher{};
   ::kcm::api::String nodeName{};
-  ::kcm::api::storage::v1::VolumeAttachmentSource source{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeError {
+  ::kcm::api::Time time{};
   std::optional<int32_t> errorCode{};
   ::kcm::api::String message{};
-  ::kcm::api::Time time{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttachmentStatus {
   ::kcm::api::Box<::kcm::api::storage::v1::VolumeError> attachError{};
-  bool attached{};
   ::kcm::api::StringMap<::kcm::api::String> attachmentMetadata{};
   ::kcm::api::Box<::kcm::api::storage::v1::VolumeError> detachError{};
+  bool attached{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttachment {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storage::v1::VolumeAttachmentSpec spec{};
   ::kcm::api::storage::v1::VolumeAttachmentStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttachmentList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::VolumeAttachment> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttributesClass {
+  ::kcm::api::meta::v1::ObjectMeta metadata{};
+  ::kcm::api::StringMap<::kcm::api::String> parameters{};
   ::kcm::api::String apiVersion{};
   ::kcm::api::String driverName{};
   ::kcm::api::String kind{};
-  ::kcm::api::meta::v1::ObjectMeta metadata{};
-  ::kcm::api::StringMap<::kcm::api::String> parameters{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct VolumeAttributesClassList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storage::v1::VolumeAttributesClass> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

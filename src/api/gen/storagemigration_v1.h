@@ -30,19 +30,19 @@ struct StorageVersionMigrationStatus {
 };
 
 struct StorageVersionMigration {
-  ::kcm::api::String apiVersion{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ObjectMeta metadata{};
   ::kcm::api::storagemigration::v1::StorageVersionMigrationSpec spec{};
   ::kcm::api::storagemigration::v1::StorageVersionMigrationStatus status{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 
 struct StorageVersionMigrationList {
-  ::kcm::api::String apiVersion{};
   std::vector<::kcm::api::storagemigration::v1::StorageVersionMigration> items{};
-  ::kcm::api::String kind{};
   ::kcm::api::meta::v1::ListMeta metadata{};
+  ::kcm::api::String apiVersion{};
+  ::kcm::api::String kind{};
   ::kcm::api::UnknownFields unknownFields;  // members this build does not know, kept verbatim
 };
 

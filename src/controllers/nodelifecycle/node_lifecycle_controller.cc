@@ -24,7 +24,7 @@ namespace {
 constexpr const char* kPodNodeNameIndex = "spec.nodeName";
 constexpr int kPodUpdateWorkerSize = 4;
 
-Taint noExecute(const char* key) { return Taint{kTaintEffectNoExecute, key, std::nullopt, "", {}}; }
+Taint noExecute(const char* key) { return Taint{.effect = kTaintEffectNoExecute, .key = key}; }
 const Taint kUnreachableTaint = noExecute(kTaintNodeUnreachable);
 const Taint kNotReadyTaint = noExecute(kTaintNodeNotReady);
 
@@ -361,8 +361,8 @@ Status NodeLifecycleController::doNoScheduleTaintingPass(const std::string& node
   std::vector<Taint> want;
   for (const auto& c : node->status.conditions)
     if (const char* key = taintKeyForCondition(c.type, c.status))
-      want.push_back(Taint{kTaintEffectNoSchedule, key, std::nullopt, "", {}});
-  if (node->spec.unschedulable) want.push_back(Taint{kTaintEffectNoSchedule, kTaintNodeUnschedulable, std::nullopt, "", {}});
+      want.push_back(Taint{.effect = kTaintEffectNoSchedule, .key = key});
+  if (node->spec.unschedulable) want.push_back(Taint{.effect = kTaintEffectNoSchedule, .key = kTaintNodeUnschedulable});
   std::vector<Taint> have;
   for (const auto& t : node->spec.taints)
     if (t.effect == kTaintEffectNoSchedule && (t.key == kTaintNodeUnschedulable || isConditionTaintKey(t.key)))

@@ -114,8 +114,8 @@ Node makeNode(const std::string& name, api::Time created, std::vector<NodeCondit
   return n;
 }
 
-Taint noExecute(const char* key) { return Taint{kTaintEffectNoExecute, key, std::nullopt, "", {}}; }
-Taint noSchedule(const char* key) { return Taint{kTaintEffectNoSchedule, key, std::nullopt, "", {}}; }
+Taint noExecute(const char* key) { return Taint{.effect = kTaintEffectNoExecute, .key = key}; }
+Taint noSchedule(const char* key) { return Taint{.effect = kTaintEffectNoSchedule, .key = key}; }
 
 NodeLifecycleOptions testOptions() {
   NodeLifecycleOptions o;

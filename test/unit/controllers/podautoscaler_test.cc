@@ -659,10 +659,10 @@ TEST_F(HorizontalTest, BehaviorRateTables) {
     r.selectPolicy = select;
     return r;
   };
-  const HPAScalingRules up = rules({{60, "Pods", 4, {}}, {60, "Percent", 100, {}}});
-  const HPAScalingRules upMin = rules({{60, "Pods", 4, {}}, {60, "Percent", 100, {}}}, "Min");
-  const HPAScalingRules disabled = rules({{60, "Pods", 4, {}}}, "Disabled");
-  const HPAScalingRules down = rules({{60, "Percent", 50, {}}});
+  const HPAScalingRules up = rules({{.periodSeconds = 60, .value = 4, .type = "Pods"}, {.periodSeconds = 60, .value = 100, .type = "Percent"}});
+  const HPAScalingRules upMin = rules({{.periodSeconds = 60, .value = 4, .type = "Pods"}, {.periodSeconds = 60, .value = 100, .type = "Percent"}}, "Min");
+  const HPAScalingRules disabled = rules({{.periodSeconds = 60, .value = 4, .type = "Pods"}}, "Disabled");
+  const HPAScalingRules down = rules({{.periodSeconds = 60, .value = 50, .type = "Percent"}});
   struct Case {
     const HPAScalingRules *up, *down;
     int32_t min, max, current, desired, want;
