@@ -24,7 +24,7 @@ long statusBytes(const std::string& key) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s KUBECONFIG\n", argv[0]);
+    std::fprintf(stderr, "usage: %s KUBECONFIG [CONTENT-TYPE]\n", argv[0]);
     return 2;
   }
   auto cfg = kcm::client::loadKubeconfig(argv[1]);
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", cfg.status().toString().c_str());
     return 1;
   }
+  cfg->contentType = argc > 2 ? argv[2] : "application/json";
   auto c = kcm::client::RestClient::create(*cfg);
   if (!c.ok()) return 1;
   long base = statusBytes("VmRSS");
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   malloc_trim(0);
   long rss = statusBytes("VmRSS");
-  std::printf("kcm-cpp\t%zu pods\tsync %.2f s\tpeak RSS %.1f MiB\tsteady RSS %.1f MiB\t%.0f bytes/cached pod\n", n, secs,
+  std::printf("kcm-cpp (%s)\t%zu pods\tsync %.2f s\tpeak RSS %.1f MiB\tsteady RSS %.1f MiB\t%.0f bytes/cached pod\n", cfg->contentType.c_str(), n, secs,
               statusBytes("VmHWM") / 1048576.0, rss / 1048576.0, static_cast<double>(rss - base) / n);
   stop.request_stop();
   f.shutdown();

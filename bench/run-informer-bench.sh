@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Initial sync of N pods from a real local apiserver, and RSS per cached pod: our informer beside client-go's,
-# same cluster, same run. Usage: bench/run-informer-bench.sh [PODS=10000]
+# same cluster, same run, each as JSON and as protobuf, with the apiserver's CPU for each initial sync.
+# Usage: bench/run-informer-bench.sh [PODS=10000]
 . "$(dirname "$0")/../hack/lib.sh"
 pods="${1:-10000}"
 bash "${REPO_ROOT}/hack/build.sh" --target informer_bench >/dev/null
@@ -24,5 +25,39 @@ PY
 done
 wait
 echo "pods in cluster: $(kubectl get pods -n bench --no-headers | wc -l); $(nproc) cores; $(date -u +%Y-%m-%d)"
-"${OUTPUT_DIR}/build/bin/informer_bench" "$KUBECONFIG"
-"${OUTPUT_DIR}/bench/informerbench" "$KUBECONFIG"
+. "${REPO_ROOT}/bench/lib.sh"
+apiserver_pid=$(cat "${CLUSTER_DIR}/pids/kube-apiserver.pid")
+# The apiserver's own CPU while idle (3 KWOK nodes renewing leases), per second: subtracted from each run's bill.
+i0=$(proc_cpu "$apiserver_pid"); sleep 20; idle=$(echo "($(proc_cpu "$apiserver_pid") - $i0) / 20" | bc -l)
+printf "apiserver idle CPU %.3f s per s\n" "$idle"
+# Each informer once per wire format, three rounds in alternating order: its line, then the apiserver's CPU
+# for that whole process (initial sync of every pod, 2 s idle), less the idle rate over the same time.
+bill() {
+  local a0 t0 out; a0=$(proc_cpu "$apiserver_pid") t0=$(date +%s.%N)
+  out=$("$@")
+  printf "%s\tapiserver CPU %.2f s\n" "$out" \
+    "$(echo "$(proc_cpu "$apiserver_pid") - $a0 - $idle * ($(date +%s.%N) - $t0)" | bc -l)"
+}
+results=$(mktemp)
+for round in 1 2 3; do
+  for ct in application/json application/vnd.kubernetes.protobuf; do
+    if [ $((round % 2)) = 1 ]; then
+      bill "${OUTPUT_DIR}/build/bin/informer_bench" "$KUBECONFIG" "$ct" | tee -a "$results"
+      bill "${OUTPUT_DIR}/bench/informerbench" "$KUBECONFIG" "$ct" | tee -a "$results"
+    else
+      bill "${OUTPUT_DIR}/bench/informerbench" "$KUBECONFIG" "$ct" | tee -a "$results"
+      bill "${OUTPUT_DIR}/build/bin/informer_bench" "$KUBECONFIG" "$ct" | tee -a "$results"
+    fi
+  done
+done
+echo "median of 3 (sync s, peak RSS MiB, bytes/cached pod, apiserver CPU s):"
+python3 - "$results" <<'PY'
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    nums = [float(re.findall(r"[-\d.]+", x)[0]) for x in f[2:]]
+    rows.setdefault(f[0], []).append((nums[0], nums[1], nums[3], nums[4]))
+for k, v in rows.items():
+    print("  %-45s sync %5.2f  peak %6.1f  %6.0f B/pod  apiserver CPU %5.2f" % ((k,) + tuple(statistics.median(c) for c in zip(*v))))
+PY

@@ -16,6 +16,9 @@ import re
 import sys
 from collections import OrderedDict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_api_proto  # noqa: E402
+
 GROUPS = OrderedDict([
     # schema prefix                              (c++ namespace path, file stem, go package dir)
     ("io.k8s.apimachinery.pkg.apis.meta.v1", ("meta::v1", "meta_v1", "apimachinery/pkg/apis/meta/v1")),
@@ -379,6 +382,8 @@ def main():
         if dn:
             resources[dn] = (plural, "{namespace}" in segs, gvk["group"], gvk["version"], gvk["kind"])
     total_missing = []
+    protos = gen_api_proto.load_protos(modcache, version, [g for _, _, g in GROUPS.values()])
+    proto_stats = {"no_message": [], "no_field": []}
     for prefix, (ns, stem, _) in GROUPS.items():
         names = [k for k in defs if k.rpartition(".")[0] == prefix and k not in SPECIAL]
         model, deps, includes = {}, {}, set()
@@ -448,6 +453,8 @@ def main():
             c.append("void encodeValue(::kcm::api::JsonWriter& w, const %s& in);" % short(n))
         c += ["", "}  // namespace kcm::api::%s" % ns]
         write_out(os.path.join(outdir, stem + "_codec.h"), "\n".join(c) + "\n")
+        gen_api_proto.emit(ns, stem, order, model, includes, protos, INTERNED, banner, member, write_out, outdir,
+                           proto_stats)
 
         # ---- codec source
         # Split into parts of about CODEC_PART_LINES lines: one 13k-line core/v1 file was a 4-minute translation
@@ -540,17 +547,23 @@ def main():
         j += ["", "}  // namespace kcm::api::%s" % ns]
         write_out(os.path.join(outdir, stem + "_json.h"), "\n".join(j) + "\n")
         jc = [banner, '#include "api/gen/%s_json.h"' % stem, "", '#include "api/gen/%s_codec.h"' % stem,
-              '#include "api/support/json_impl.h"', "", "namespace kcm::api::%s {" % ns, ""]
+              '#include "api/gen/%s_proto.h"' % stem, '#include "api/support/json_impl.h"',
+              '#include "api/support/proto_impl.h"', "", "namespace kcm::api::%s {" % ns, ""]
         for n in kinds:
             t = short(n)
-            jc.append("::kcm::Status fromJson(std::string_view json, %s& out) { return ::kcm::api::decodeJson(json, out); }" % t)
+            jc.append("::kcm::Status fromJson(std::string_view json, %s& out) {" % t)
+            jc.append("  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);")
+            jc.append("  return ::kcm::api::decodeJson(json, out);")
+            jc.append("}")
             jc.append("std::string toJson(const %s& in) { return ::kcm::api::encodeJson(in); }" % t)
             if t.endswith("List"):
                 continue
             jc.append("::kcm::Status decodeListItems(const std::string& body, const std::function<void(%s&&)>& onItem, ListInfo& info) {" % t)
+            jc.append("  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<%s>(body, onItem, info);" % t)
             jc.append("  return ::kcm::api::decodeListItemsImpl<%s>(body, onItem, info);" % t)
             jc.append("}")
             jc.append("::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, %s& obj, ::kcm::api::meta::v1::Status& status) {" % t)
+            jc.append("  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);")
             jc.append("  return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);")
             jc.append("}")
         jc += ["", "}  // namespace kcm::api::%s" % ns]
@@ -561,6 +574,9 @@ def main():
     if total_missing:
         print("gen-api: %d schema fields not found in Go sources (treated as pointer+omitempty): %s"
               % (len(total_missing), ", ".join(total_missing[:20])), file=sys.stderr)
+    for k, v in proto_stats.items():
+        if v:
+            print("gen-api: protobuf %s (%d): %s" % (k, len(v), ", ".join(v)), file=sys.stderr)
     print("gen-api: wrote %d group/versions to src/api/gen" % len(GROUPS), file=sys.stderr)
 
 

@@ -178,10 +178,7 @@ int run(const std::vector<std::string>& args) {
   if (!restCfg.ok()) return commandFailed(restCfg.status().message());
   restCfg->qps = opts.generic.kubeApiQps;
   restCfg->burst = opts.generic.kubeApiBurst;
-  if (opts.generic.kubeApiContentType != "application/json")
-    KLOG_INFO("\"Content type " + opts.generic.kubeApiContentType +
-              " requested; this build speaks application/json to the apiserver\"");
-  restCfg->contentType = "application/json";
+  restCfg->contentType = opts.generic.kubeApiContentType;
   restCfg->userAgent = version::userAgent("kube-controller-manager");
   auto rootClient = client::RestClient::create(*restCfg);
   if (!rootClient.ok()) return commandFailed(rootClient.status().message());

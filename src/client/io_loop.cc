@@ -219,6 +219,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
       while (!v.empty() && (v.back() == ' ' || v.back() == '\r')) v.pop_back();
       for (auto& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       if (k == "transfer-encoding" && v.find("chunked") != std::string::npos) chunked_ = true;
+      // A protobuf watch (`application/vnd.kubernetes.protobuf;stream=watch`) is length-delimited, not lines.
+      if (k == "content-type" && v.find("application/vnd.kubernetes.protobuf") == 0) framed_ = true;
       if (k == "content-length") remaining_ = std::atoll(v.c_str());
       if (k == "retry-after") retryAfter_ = std::max(0, std::atoi(v.c_str()));
     }
@@ -278,6 +280,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
       return true;
     }
     line_.append(data);
+    if (framed_) return frames();
     size_t start = 0;
     for (size_t nl; (nl = line_.find('\n', start)) != std::string::npos; start = nl + 1) {
       if (nl == start) continue;
@@ -298,8 +301,32 @@ class Conn : public std::enable_shared_from_this<Conn> {
     return true;
   }
 
+  // Length-delimited frames (4-byte big-endian length, then the message), each handed to onLine whole.
+  bool frames() {
+    size_t start = 0;
+    while (line_.size() - start >= 4) {
+      const auto* p = reinterpret_cast<const unsigned char*>(line_.data() + start);
+      size_t n = (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | size_t{p[3]};
+      if (n > kMaxFrameBytes)
+        return fail("unable to decode an event from the watch stream: object to decode was longer than maximum "
+                    "allowed size"), false;
+      if (line_.size() - start - 4 < n) break;
+      bool more = true;
+      std::string_view f(line_.data() + start + 4, n);
+      start += 4 + n;
+      if (n == 0) continue;
+      if (!gate_->call([&] { more = onLine_(f); })) return close(), false;
+      if (!more) {
+        finish(StreamEnd{Status::Ok(), code_, "", 0});
+        return false;
+      }
+    }
+    line_.erase(0, start);
+    return true;
+  }
+
   void endOfBody() {
-    if (code_ >= 200 && code_ < 300 && !line_.empty()) {
+    if (code_ >= 200 && code_ < 300 && !line_.empty() && !framed_) {
       std::string rest = std::move(line_);
       gate_->call([&] { onLine_(rest); });
     }
@@ -366,7 +393,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::string out_;
   std::array<char, 16 * 1024> buf_{};
   std::string head_, line_, errBody_, sizeLine_;
-  bool headersDone_ = false, chunked_ = false, closed_ = false;
+  bool headersDone_ = false, chunked_ = false, closed_ = false, framed_ = false;
   int code_ = 0, retryAfter_ = 0, skipCrlf_ = 0;
   int64_t remaining_ = -1;
   uint64_t chunkLeft_ = 0;

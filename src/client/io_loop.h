@@ -2,7 +2,8 @@
 // The process's one I/O loop: every watch stream of every client is a non-blocking socket (TLS or plain) driven
 // by a single thread, instead of a blocking connection and a thread per watch.
 //
-// An HTTP/1.1 GET whose response body is newline-delimited (a watch) is started with startStream(); lines are
+// An HTTP/1.1 GET whose response body is newline-delimited (a JSON watch) or length-delimited (a protobuf watch,
+// told by its Content-Type) is started with startStream(); lines (or frames) are
 // handed to onLine on the loop thread (it must be quick: copy the line and post the work elsewhere), and
 // onDone(Status) is called once when the stream ends (server closed it, error, or onLine returned false).
 // Destroying the returned StreamHandle cancels the stream: once the destructor returns, no callback is running

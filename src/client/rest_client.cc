@@ -21,7 +21,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "api/gen/meta_v1_json.h"
 #include "api/support/base64.h"
+#include "api/support/proto.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/subprocess.h"
@@ -222,8 +224,13 @@ std::pair<std::string, std::string> genericServerResponse(int code, const std::s
 Status statusFromResponse(const std::string& method, const std::string& path, int httpCode, std::string_view body,
                           int retryAfterSeconds) {
   std::string reason, message;
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.value("kind", "") == "Status") {
+  if (api::proto::isEnvelope(body)) {  // an error answer to `Accept: application/vnd.kubernetes.protobuf`
+    api::meta::v1::Status st;
+    if (api::meta::v1::fromJson(body, st).ok() && st.kind == "Status") {
+      reason.assign(st.reason.view());
+      message.assign(st.message.view());
+    }
+  } else if (auto j = nlohmann::json::parse(body, nullptr, false); j.is_object() && j.value("kind", "") == "Status") {
     reason = j.value("reason", "");
     message = j.value("message", "");
   }

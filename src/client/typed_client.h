@@ -56,6 +56,15 @@ std::string pathFor(const std::string& ns, const std::string& name = "", const s
   return resourcePath(R::kGroup, R::kVersion, R::kResource, R::kNamespaced ? ns : "", name, sub);
 }
 
+// The Accept header of a typed request, as client-go sets it from the content type (--kube-api-content-type):
+// "application/vnd.kubernetes.protobuf, */*" by kcm's default, JSON when configured so. Responses are decoded
+// by what they are (the generated fromJson/decodeListItems/decodeWatchEvent also take protobuf); request bodies
+// stay JSON.
+inline std::string typedAccept(const RestClient& c) {
+  const std::string& ct = c.config().contentType;
+  return ct.starts_with("application/vnd.kubernetes.protobuf") ? ct + ", */*" : std::string("application/json");
+}
+
 void appendListQuery(const ListOptions& o, std::vector<std::pair<std::string, std::string>>& q);
 void appendWriteQuery(const WriteOptions& o, std::vector<std::pair<std::string, std::string>>& q);
 
@@ -95,6 +104,7 @@ template <class T>
 Result<ListInfo> listPageStreaming(RestClient& c, const std::string& ns, const ListOptions& o,
                                    const std::function<void(T&&)>& onItem) {
   Request req;
+  req.accept = typedAccept(c);
   req.path = pathFor<T>(ns);
   appendListQuery(o, req.query);
   auto r = c.send(req);
@@ -105,6 +115,7 @@ Result<ListInfo> listPageStreaming(RestClient& c, const std::string& ns, const L
 template <class T>
 Result<T> get(RestClient& c, const std::string& ns, const std::string& name, const std::string& sub = "") {
   Request req;
+  req.accept = typedAccept(c);
   req.path = pathFor<T>(ns, name, sub);
   return decodeResponse<T>(c.send(req));
 }
@@ -112,6 +123,7 @@ Result<T> get(RestClient& c, const std::string& ns, const std::string& name, con
 template <class T>
 Result<typename api::ResourceTraits<T>::List> listPage(RestClient& c, const std::string& ns, const ListOptions& o) {
   Request req;
+  req.accept = typedAccept(c);
   req.path = pathFor<T>(ns);
   appendListQuery(o, req.query);
   return decodeResponse<typename api::ResourceTraits<T>::List>(c.send(req));
@@ -167,6 +179,7 @@ template <class T>
 Status watch(RestClient& c, const std::string& ns, ListOptions o,
              const std::function<bool(WatchEvent<T>&)>& onEvent, std::stop_token stop = {}) {
   Request req;
+  req.accept = typedAccept(c);
   req.path = pathFor<T>(ns);
   return watchRequest<T>(c, std::move(req), o, onEvent, stop);
 }
@@ -175,6 +188,7 @@ template <class T>
 Result<T> sendObject(RestClient& c, const std::string& method, const std::string& path, const T& obj,
                      const WriteOptions& w) {
   Request req;
+  req.accept = typedAccept(c);
   req.method = method;
   req.path = path;
   req.body = toJson(obj);
@@ -201,6 +215,7 @@ template <class T>
 Result<T> patch(RestClient& c, const std::string& ns, const std::string& name, PatchType type,
                 const std::string& body, const std::string& sub = "", const WriteOptions& w = {}) {
   Request req;
+  req.accept = typedAccept(c);
   req.method = "PATCH";
   req.path = pathFor<T>(ns, name, sub);
   req.body = body;
@@ -238,9 +253,12 @@ struct GroupVersionResource {
   std::string toString() const { return (group.empty() ? "" : group + "/") + version + ", Resource=" + resource; }
 };
 
+// client-go's metadata client asks for protobuf first whatever the content type (metadata.ConfigFor).
 inline constexpr const char* kAcceptPartialObjectMetadataList =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 inline constexpr const char* kAcceptPartialObjectMetadata =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
 // Full objects of a run-time resource as DynamicObject (typed metadata, the rest kept as raw JSON).

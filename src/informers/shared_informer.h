@@ -83,6 +83,7 @@ ListerWatcher<T> typedListerWatcher(std::shared_ptr<client::RestClient> c, const
                           std::stop_token stop) {
     client::Request req;
     req.path = client::pathFor<T>(ns);
+    req.accept = client::typedAccept(*c);
     return client::watchRequestAsync(*c, std::move(req), o, std::move(onLine), std::move(onDone), stop);
   };
   return lw;

@@ -1,5 +1,6 @@
-// The generated JSON codec on every top-level kind our informers decode (and the metadata-only and Status
-// forms): objects, list bodies and watch event frames.
+// The generated JSON and protobuf decoders on every top-level kind our informers decode (and the metadata-only
+// and Status forms): objects, list bodies and watch event frames; a payload starting "k8s\0" (a watch frame:
+// 0x0a) takes the protobuf path.
 //
 // Input: "<kind> <mode>\n<payload>", kind one of kKinds' names, mode o (object), l (list body) or w (watch
 // frame). Properties: nothing crashes or trips a sanitizer; an object that decodes re-encodes to JSON that

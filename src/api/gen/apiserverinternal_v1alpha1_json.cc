@@ -3,19 +3,29 @@
 #include "api/gen/apiserverinternal_v1alpha1_json.h"
 
 #include "api/gen/apiserverinternal_v1alpha1_codec.h"
+#include "api/gen/apiserverinternal_v1alpha1_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::apiserverinternal::v1alpha1 {
 
-::kcm::Status fromJson(std::string_view json, StorageVersion& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, StorageVersion& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const StorageVersion& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(StorageVersion&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<StorageVersion>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<StorageVersion>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, StorageVersion& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, StorageVersionList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, StorageVersionList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const StorageVersionList& in) { return ::kcm::api::encodeJson(in); }
 
 }  // namespace kcm::api::apiserverinternal::v1alpha1

@@ -3,59 +3,101 @@
 #include "api/gen/apps_v1_json.h"
 
 #include "api/gen/apps_v1_codec.h"
+#include "api/gen/apps_v1_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::apps::v1 {
 
-::kcm::Status fromJson(std::string_view json, ControllerRevision& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, ControllerRevision& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const ControllerRevision& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(ControllerRevision&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<ControllerRevision>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<ControllerRevision>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, ControllerRevision& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, ControllerRevisionList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, ControllerRevisionList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const ControllerRevisionList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, DaemonSet& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, DaemonSet& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const DaemonSet& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(DaemonSet&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<DaemonSet>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<DaemonSet>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, DaemonSet& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, DaemonSetList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, DaemonSetList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const DaemonSetList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, Deployment& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, Deployment& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const Deployment& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(Deployment&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<Deployment>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<Deployment>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, Deployment& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, DeploymentList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, DeploymentList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const DeploymentList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, ReplicaSet& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, ReplicaSet& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const ReplicaSet& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(ReplicaSet&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<ReplicaSet>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<ReplicaSet>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, ReplicaSet& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, ReplicaSetList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, ReplicaSetList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const ReplicaSetList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, StatefulSet& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, StatefulSet& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const StatefulSet& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(StatefulSet&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<StatefulSet>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<StatefulSet>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, StatefulSet& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, StatefulSetList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, StatefulSetList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const StatefulSetList& in) { return ::kcm::api::encodeJson(in); }
 
 }  // namespace kcm::api::apps::v1

@@ -3,40 +3,62 @@
 #include "api/gen/authorization_v1_json.h"
 
 #include "api/gen/authorization_v1_codec.h"
+#include "api/gen/authorization_v1_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::authorization::v1 {
 
-::kcm::Status fromJson(std::string_view json, LocalSubjectAccessReview& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, LocalSubjectAccessReview& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const LocalSubjectAccessReview& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(LocalSubjectAccessReview&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<LocalSubjectAccessReview>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<LocalSubjectAccessReview>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, LocalSubjectAccessReview& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, SelfSubjectAccessReview& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, SelfSubjectAccessReview& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const SelfSubjectAccessReview& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(SelfSubjectAccessReview&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<SelfSubjectAccessReview>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<SelfSubjectAccessReview>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, SelfSubjectAccessReview& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, SelfSubjectRulesReview& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, SelfSubjectRulesReview& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const SelfSubjectRulesReview& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(SelfSubjectRulesReview&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<SelfSubjectRulesReview>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<SelfSubjectRulesReview>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, SelfSubjectRulesReview& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, SubjectAccessReview& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, SubjectAccessReview& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const SubjectAccessReview& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(SubjectAccessReview&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<SubjectAccessReview>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<SubjectAccessReview>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, SubjectAccessReview& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
 

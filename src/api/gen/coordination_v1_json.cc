@@ -3,19 +3,29 @@
 #include "api/gen/coordination_v1_json.h"
 
 #include "api/gen/coordination_v1_codec.h"
+#include "api/gen/coordination_v1_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::coordination::v1 {
 
-::kcm::Status fromJson(std::string_view json, Lease& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, Lease& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const Lease& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(Lease&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<Lease>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<Lease>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, Lease& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, LeaseList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, LeaseList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const LeaseList& in) { return ::kcm::api::encodeJson(in); }
 
 }  // namespace kcm::api::coordination::v1

@@ -3,62 +3,103 @@
 #include "api/gen/meta_v1_json.h"
 
 #include "api/gen/meta_v1_codec.h"
+#include "api/gen/meta_v1_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::meta::v1 {
 
-::kcm::Status fromJson(std::string_view json, APIGroup& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, APIGroup& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const APIGroup& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(APIGroup&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<APIGroup>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<APIGroup>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, APIGroup& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, APIGroupList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, APIGroupList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const APIGroupList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, APIResourceList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, APIResourceList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const APIResourceList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, APIVersions& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, APIVersions& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const APIVersions& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(APIVersions&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<APIVersions>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<APIVersions>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, APIVersions& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, DeleteOptions& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, DeleteOptions& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const DeleteOptions& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(DeleteOptions&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<DeleteOptions>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<DeleteOptions>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, DeleteOptions& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, OwnerReference& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, OwnerReference& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const OwnerReference& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(OwnerReference&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<OwnerReference>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<OwnerReference>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, OwnerReference& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, PartialObjectMetadata& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, PartialObjectMetadata& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const PartialObjectMetadata& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(PartialObjectMetadata&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<PartialObjectMetadata>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<PartialObjectMetadata>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, PartialObjectMetadata& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, PartialObjectMetadataList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, PartialObjectMetadataList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const PartialObjectMetadataList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, Status& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, Status& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const Status& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(Status&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<Status>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<Status>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, Status& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
 

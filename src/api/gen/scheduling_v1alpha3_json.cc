@@ -3,7 +3,9 @@
 #include "api/gen/scheduling_v1alpha3_json.h"
 
 #include "api/gen/scheduling_v1alpha3_codec.h"
+#include "api/gen/scheduling_v1alpha3_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::scheduling::v1alpha3 {
 

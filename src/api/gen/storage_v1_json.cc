@@ -3,69 +3,119 @@
 #include "api/gen/storage_v1_json.h"
 
 #include "api/gen/storage_v1_codec.h"
+#include "api/gen/storage_v1_proto.h"
 #include "api/support/json_impl.h"
+#include "api/support/proto_impl.h"
 
 namespace kcm::api::storage::v1 {
 
-::kcm::Status fromJson(std::string_view json, CSIDriver& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, CSIDriver& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const CSIDriver& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(CSIDriver&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<CSIDriver>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<CSIDriver>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, CSIDriver& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, CSIDriverList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, CSIDriverList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const CSIDriverList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, CSINode& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, CSINode& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const CSINode& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(CSINode&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<CSINode>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<CSINode>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, CSINode& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, CSINodeList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, CSINodeList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const CSINodeList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, CSIStorageCapacity& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, CSIStorageCapacity& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const CSIStorageCapacity& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(CSIStorageCapacity&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<CSIStorageCapacity>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<CSIStorageCapacity>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, CSIStorageCapacity& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, CSIStorageCapacityList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, CSIStorageCapacityList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const CSIStorageCapacityList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, StorageClass& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, StorageClass& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const StorageClass& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(StorageClass&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<StorageClass>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<StorageClass>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, StorageClass& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, StorageClassList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, StorageClassList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const StorageClassList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, VolumeAttachment& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, VolumeAttachment& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const VolumeAttachment& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(VolumeAttachment&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<VolumeAttachment>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<VolumeAttachment>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, VolumeAttachment& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, VolumeAttachmentList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, VolumeAttachmentList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const VolumeAttachmentList& in) { return ::kcm::api::encodeJson(in); }
-::kcm::Status fromJson(std::string_view json, VolumeAttributesClass& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, VolumeAttributesClass& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const VolumeAttributesClass& in) { return ::kcm::api::encodeJson(in); }
 ::kcm::Status decodeListItems(const std::string& body, const std::function<void(VolumeAttributesClass&&)>& onItem, ListInfo& info) {
+  if (::kcm::api::proto::isEnvelope(body)) return ::kcm::api::proto::decodeListItems<VolumeAttributesClass>(body, onItem, info);
   return ::kcm::api::decodeListItemsImpl<VolumeAttributesClass>(body, onItem, info);
 }
 ::kcm::Status decodeWatchEvent(std::string_view line, std::string& type, VolumeAttributesClass& obj, ::kcm::api::meta::v1::Status& status) {
+  if (::kcm::api::proto::isWatchFrame(line)) return ::kcm::api::proto::decodeWatchEvent(line, type, obj, status);
   return ::kcm::api::decodeWatchEventImpl(line, type, obj, status);
 }
-::kcm::Status fromJson(std::string_view json, VolumeAttributesClassList& out) { return ::kcm::api::decodeJson(json, out); }
+::kcm::Status fromJson(std::string_view json, VolumeAttributesClassList& out) {
+  if (::kcm::api::proto::isEnvelope(json)) return ::kcm::api::proto::decodeObject(json, out);
+  return ::kcm::api::decodeJson(json, out);
+}
 std::string toJson(const VolumeAttributesClassList& in) { return ::kcm::api::encodeJson(in); }
 
 }  // namespace kcm::api::storage::v1

@@ -16,6 +16,7 @@
 #include "api/gen/core_v1_json.h"
 #include "client/rest_client.h"
 #include "client/typed_client.h"
+#include "../api/proto_writer.h"
 
 namespace kcm::client {
 namespace {
@@ -190,6 +191,59 @@ TEST_F(FakeServer, StreamOnTheIoLoopDeliversLinesAcrossChunksThenTheEnd) {
   ASSERT_TRUE(end.has_value());
   EXPECT_TRUE(end->ok()) << end->toString();
   EXPECT_EQ(rvs, (std::vector<std::string>{"ADDED@8", "MODIFIED@9"}));
+}
+
+// A protobuf watch (`;stream=watch`): length-delimited frames, one split across chunks and one split inside
+// its 4-byte length, decoded as the typed watch decodes JSON lines; the request asked for protobuf.
+TEST_F(FakeServer, ProtobufWatchFramesAcrossChunks) {
+  using api::prototest::Msg;
+  server_.Get("/api/v1/namespaces/ns/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    EXPECT_EQ(req.get_header_value("Accept"), "application/vnd.kubernetes.protobuf, */*");
+    res.set_chunked_content_provider("application/vnd.kubernetes.protobuf;stream=watch",
+                                     [](size_t, httplib::DataSink& sink) {
+      auto pod = [](const char* rv) { return Msg::envelope("v1", "Pod", Msg().msg(1, Msg().str(1, "a").str(6, rv))); };
+      std::string a = Msg::watchFrame("ADDED", pod("8")), b = Msg::watchFrame("MODIFIED", pod("9"));
+      std::string c = Msg::watchFrame("DELETED", pod("10"));
+      sink.write(a.data(), a.size() - 5);
+      sink.write(a.data() + a.size() - 5, 5);
+      sink.write(b.data(), b.size());
+      sink.write(c.data(), 2);  // inside the length
+      sink.write(c.data() + 2, c.size() - 2);
+      sink.done();
+      return true;
+    });
+  });
+  start();
+  FakeClock clock;
+  RestConfig cfg;
+  cfg.host = "http://127.0.0.1:" + std::to_string(port_);
+  cfg.qps = -1;
+  cfg.contentType = "application/vnd.kubernetes.protobuf";
+  auto c = RestClient::create(cfg, clock);
+  ASSERT_TRUE(c.ok());
+  std::vector<std::string> rvs;
+  Status s = watch<api::core::v1::Pod>(**c, "ns", {}, [&](WatchEvent<api::core::v1::Pod>& ev) {
+    rvs.push_back(ev.type + "@" + std::string(ev.object.metadata.resourceVersion.view()));
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.toString();
+  EXPECT_EQ(rvs, (std::vector<std::string>{"ADDED@8", "MODIFIED@9", "DELETED@10"}));
+}
+
+// An error answer in protobuf (metav1.Status in the envelope) maps to its code and message.
+TEST_F(FakeServer, ProtobufErrorStatusIsDecoded) {
+  using api::prototest::Msg;
+  server_.Get("/api/v1/namespaces/ns/pods/x", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    Msg st = Msg().str(2, "Failure").str(3, "pods \"x\" not found").str(4, "NotFound").varint(6, 404);
+    res.set_content(Msg::envelope("v1", "Status", st), "application/vnd.kubernetes.protobuf");
+  });
+  start();
+  FakeClock clock;
+  auto r = get<api::core::v1::Pod>(*client(clock), "ns", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(), "pods \"x\" not found");
 }
 
 TEST_F(FakeServer, StreamOnTheIoLoopMapsAnApiErrorAndStopsWhenItsHandleGoes) {

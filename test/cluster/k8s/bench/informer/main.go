@@ -37,7 +37,10 @@ func main() {
 		panic(err)
 	}
 	cfg.QPS, cfg.Burst = 20, 30
-	cfg.ContentType = "application/json" // the same wire format as ours
+	cfg.ContentType = "application/json"
+	if len(os.Args) > 2 {
+		cfg.ContentType = os.Args[2]
+	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	runtime.GC()
 	base := status("VmRSS")
@@ -60,6 +63,6 @@ func main() {
 	runtime.GC()
 	debug.FreeOSMemory()
 	rss := status("VmRSS")
-	fmt.Printf("client-go\t%d pods\tsync %.2f s\tpeak RSS %.1f MiB\tsteady RSS %.1f MiB\t%.0f bytes/cached pod\n", n,
+	fmt.Printf("client-go (%s)\t%d pods\tsync %.2f s\tpeak RSS %.1f MiB\tsteady RSS %.1f MiB\t%.0f bytes/cached pod\n", cfg.ContentType, n,
 		syncSecs, float64(status("VmHWM"))/1048576, float64(rss)/1048576, float64(rss-base)/float64(n))
 }
