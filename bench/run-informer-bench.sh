@@ -27,10 +27,13 @@ wait
 echo "pods in cluster: $(kubectl get pods -n bench --no-headers | wc -l); $(nproc) cores; $(date -u +%Y-%m-%d)"
 . "${REPO_ROOT}/bench/lib.sh"
 apiserver_pid=$(cat "${CLUSTER_DIR}/pids/kube-apiserver.pid")
-# The apiserver's own CPU while idle (3 KWOK nodes renewing leases), per second: subtracted from each run's bill.
-i0=$(proc_cpu "$apiserver_pid"); sleep 20; idle=$(echo "($(proc_cpu "$apiserver_pid") - $i0) / 20" | bc -l)
+# Quiet: the scheduler (retrying 10,000 unschedulable pods) and KWOK stop; the pods stay as they are.
+for c in kube-scheduler kwok; do kill "$(cat "${CLUSTER_DIR}/pids/${c}.pid")" 2>/dev/null || true; done
+sleep 5
+# The apiserver's own CPU while idle, per second: subtracted from each run's bill.
+i0=$(proc_cpu "$apiserver_pid"); sleep 30; idle=$(echo "($(proc_cpu "$apiserver_pid") - $i0) / 30" | bc -l)
 printf "apiserver idle CPU %.3f s per s\n" "$idle"
-# Each informer once per wire format, three rounds in alternating order: its line, then the apiserver's CPU
+# Each informer once per wire format, five rounds in alternating order: its line, then the apiserver's CPU
 # for that whole process (initial sync of every pod, 2 s idle), less the idle rate over the same time.
 bill() {
   local a0 t0 out; a0=$(proc_cpu "$apiserver_pid") t0=$(date +%s.%N)
@@ -39,7 +42,7 @@ bill() {
     "$(echo "$(proc_cpu "$apiserver_pid") - $a0 - $idle * ($(date +%s.%N) - $t0)" | bc -l)"
 }
 results=$(mktemp)
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
   for ct in application/json application/vnd.kubernetes.protobuf; do
     if [ $((round % 2)) = 1 ]; then
       bill "${OUTPUT_DIR}/build/bin/informer_bench" "$KUBECONFIG" "$ct" | tee -a "$results"
@@ -50,7 +53,7 @@ for round in 1 2 3; do
     fi
   done
 done
-echo "median of 3 (sync s, peak RSS MiB, bytes/cached pod, apiserver CPU s):"
+echo "median of 5 (sync s, peak RSS MiB, bytes/cached pod, apiserver CPU s):"
 python3 - "$results" <<'PY'
 import re, statistics, sys
 rows = {}

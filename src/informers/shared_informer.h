@@ -570,8 +570,12 @@ class SharedInformer : public InformerBase {
     wlItems_.clear();
     wlIndex_.clear();
     const bool veryShort = s.ok() && !watchGotEvent_ && clock_.now() - watchStarted_ < std::chrono::seconds(1);
-    if (watchGone_ || s.code() == StatusCode::kGone || s.code() == StatusCode::kTimeout) {
-      rvUnavailable_ = true;  // expired or too large a version: stream a fresh snapshot
+    // Expired, or too large a version (client-go's isTooLargeResourceVersionError: a Timeout saying so): stream a
+    // fresh snapshot at once. Any other timeout is retried after a backoff below.
+    const bool tooLarge = s.code() == StatusCode::kTimeout &&
+                          s.message().find("Too large resource version") != std::string::npos;
+    if (watchGone_ || s.code() == StatusCode::kGone || tooLarge) {
+      rvUnavailable_ = true;
       return doList();
     }
     if (s.ok() && !veryShort) return doList();  // closed by the server midway: stream again

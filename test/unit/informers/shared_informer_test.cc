@@ -333,6 +333,31 @@ TEST(SharedInformer, WatchListFallsBackToAListAndRestartsFromScratchWhenExpired)
   EXPECT_EQ(run.inf.watchListCount(), 3u);
 }
 
+// A stream that times out before its bookmark is tried again only after a backoff (a server answering 504 at once
+// every time is not hammered); "Too large resource version", the apiserver's Timeout for a version it has not
+// reached yet, restarts the stream at once from "", as client-go's isTooLargeResourceVersionError does.
+TEST(SharedInformer, WatchListTimeoutBacksOffButTooLargeVersionRestartsAtOnce) {
+  Scripted s;
+  s.watchList = true;
+  s.watches.push_back({{}, Status(StatusCode::kTimeout, "Too large resource version: 9, current: 5")});
+  s.watches.push_back({{}, Status(StatusCode::kTimeout, "the server was unable to return a response in time")});
+  s.watches.push_back({{ev("ADDED", cm("a", "6")), initialEventsEnd("6")}, Status(StatusCode::kCancelled, "")});
+  RunningInformer run(s);
+  run.start();
+  auto attempts = [&] {
+    std::lock_guard g(s.mu);
+    return s.watchOptions.size();
+  };
+  ASSERT_TRUE(eventually([&] { return attempts() == 2; }));  // the second at once, no clock moved
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(attempts(), 2u);  // the third waits for the backoff
+  ASSERT_TRUE(eventually([&] { return run.inf.hasSynced(); }, &run.clock));
+  run.stop();
+  EXPECT_EQ(attempts(), 3u);
+  EXPECT_EQ(s.watchOptions[1].resourceVersion, "");
+  EXPECT_EQ(run.inf.listCount(), 0u);
+}
+
 // --feature-gates=WatchListClient=false (InformerOptions.watchList): a LIST as before, even where the server
 // could stream.
 TEST(SharedInformer, WatchListClientOffLists) {
