@@ -83,6 +83,31 @@ def resolve(msgs, pkg, typ):
     return full if full in msgs else None
 
 
+SPECIAL_MESSAGES = {"::kcm::api::Quantity": {"Quantity"}, "::kcm::api::IntOrString": {"IntOrString"},
+                    "::kcm::api::Time": {"Time"}, "::kcm::api::MicroTime": {"MicroTime"},
+                    "::kcm::api::RawJson": {"RawExtension", "FieldsV1"}}
+
+
+def wire_names(cpp_type, kind):
+    """The proto type names a member of this C++ type and kind can be read from."""
+    if kind in ("string", "bytes"):
+        return {kind}
+    if kind == "scalar":
+        return {{"int32_t": "int32", "int64_t": "int64", "bool": "bool", "double": "double"}[cpp_type]}
+    if kind == "special":
+        return SPECIAL_MESSAGES[cpp_type]
+    return {cpp_type.rpartition("::")[2]}  # struct: the message of the same name
+
+
+def compatible(f, label, typ):
+    t = typ.rpartition(".")[2]
+    if f.kind == "array":
+        return (label == "repeated" and t in wire_names(*f.elem)) or label == "optional"  # optional: a wrapper
+    if f.kind == "map":
+        return label == "map" and (f.elem[1].startswith("array:") or t in wire_names(*f.elem))
+    return label == "optional" and t in wire_names(f.cpp_type, f.kind)
+
+
 def switch_lines(msgs, pname, fields, used, interned, member, reader, ind, depth=0):
     """C++ `switch` on the fields of proto message `pname` into the struct's members. A message field whose name
     is no member is an embedded Go struct (go-to-protobuf nests what JSON inlines): its fields are read in place."""
@@ -94,10 +119,16 @@ def switch_lines(msgs, pname, fields, used, interned, member, reader, ind, depth
         f = byname.get(fname) or bylower.get(fname.lower())
         if f is not None:
             used.add(f.jname)
+            if not compatible(f, label, typ):
+                raise ValueError("%s.%s: member %s (%s) cannot be read from proto %s %s"
+                                 % (pname, fname, f.jname, f.cpp_type, label, typ))
             m = "out." + member(f.jname)
             if f.optional:
                 m += ".emplace()"
-            stmt = read_stmt(f, m, interned).replace("(r, t,", "(%s, t%d," % (reader, depth))
+            stmt = read_stmt(f, m, interned)
+            if f.kind == "array" and label == "optional":  # a Go named slice: `message Verbs {repeated items = 1}`
+                stmt = "readWrapped(r, t, %s)" % m
+            stmt = stmt.replace("(r, t,", "(%s, t%d," % (reader, depth))
             cases.append((num, ["%s  if (!%s) return false;" % (ind, stmt)]))
             continue
         sub = resolve(msgs, pkg, typ) if label == "optional" else None

@@ -100,7 +100,7 @@ bool decodeProto(std::string_view bytes, APIResource& out) {
         if (!readInterned(r0, t0, out.kind)) return false;
         continue;
       case 4:
-        if (!readRepeated(r0, t0, out.verbs)) return false;
+        if (!readWrapped(r0, t0, out.verbs)) return false;
         continue;
       case 5:
         if (!readRepeated(r0, t0, out.shortNames)) return false;

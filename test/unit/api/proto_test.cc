@@ -174,6 +174,17 @@ TEST(Proto, MalformedInputIsAnErrorNotACrash) {
   EXPECT_EQ(p.metadata.name, "u");
 }
 
+// A Go named slice is a message of its own on the wire (APIResource.verbs: `message Verbs {repeated items = 1}`).
+TEST(Proto, NamedSliceWrapperMessage) {
+  Msg res = Msg().str(1, "pods").varint(2, 1).str(3, "Pod").msg(4, Msg().str(1, "get").str(1, "list")).str(5, "po");
+  meta::v1::APIResourceList l;
+  ASSERT_TRUE(meta::v1::fromJson(Msg::envelope("v1", "APIResourceList", Msg().str(1, "v1").msg(2, res)), l).ok());
+  ASSERT_EQ(l.resources.size(), 1u);
+  EXPECT_EQ(l.resources[0].verbs, (std::vector<String>{"get", "list"}));
+  EXPECT_EQ(l.resources[0].shortNames, std::vector<String>{"po"});
+  EXPECT_TRUE(l.resources[0].namespaced);
+}
+
 TEST(Proto, ErrorStatusFromAProtobufAnswer) {
   Msg status = Msg().str(2, "Failure").str(3, "pods \"x\" not found").str(4, "NotFound").varint(6, 404);
   meta::v1::Status st;
