@@ -152,9 +152,12 @@ class HorizontalPodAutoscalers : public SoloKcmSuite<HorizontalPodAutoscalers> {
     std::sort(out.begin(), out.end());
     return out;
   }
+  // The SuccessfulRescale event, given up to 10 s: the event broadcaster writes it after the scale itself.
   bool hasRescale(const std::string& message) {
-    auto m = rescaleMessages();
-    return std::find(m.begin(), m.end(), message) != m.end();
+    return waitFor([&] {
+      auto m = rescaleMessages();
+      return std::find(m.begin(), m.end(), message) != m.end();
+    }, 10s);
   }
   std::string describe() { return get("hpa", "web").dump() + "\nevents: " + ::testing::PrintToString(rescaleMessages()); }
 
