@@ -18,6 +18,17 @@ void releaseLargeParserBuffers() {
   if (p.capacity() > (4u << 20)) p = ::simdjson::ondemand::parser{};
 }
 
+bool compactJson(std::string_view in, std::string& out) {
+  thread_local ::simdjson::dom::parser parser;
+  const ::simdjson::padded_string padded(in);
+  if (parser.parse(padded).error()) return false;
+  out.resize(in.size());
+  size_t n = 0;
+  if (::simdjson::minify(in.data(), in.size(), out.data(), n)) return false;
+  out.resize(n);
+  return true;
+}
+
 error_code decodeValue(Value v, std::string& out) {
   std::string_view s;
   if (auto e = v.get_string().get(s)) return e;

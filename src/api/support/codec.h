@@ -147,6 +147,10 @@ inline bool isZero(const RawJson& r) { return r.empty(); }
 
 // The thread's parser; documents must be consumed before the next parse on the same thread.
 ::simdjson::ondemand::parser& threadParser();
+// One JSON value given as bytes (a RawExtension or FieldsV1 read from protobuf): its compact text (as Go's encoder
+// writes a Marshaler's output) into out, or false when the bytes are not exactly one JSON value.
+bool compactJson(std::string_view in, std::string& out);
+
 // Gives back the parser's buffers after a large document (a full list), so a reflector thread does not keep
 // tens of MB of structural index alive between relists.
 void releaseLargeParserBuffers();

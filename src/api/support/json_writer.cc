@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "api/support/utf8.h"
+
 namespace kcm::api {
 
 void JsonWriter::value(int64_t v) {
@@ -26,28 +28,6 @@ void JsonWriter::value(double v) {
   comma_ = true;
 }
 
-namespace {
-// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when it is not one (Go's
-// utf8.DecodeRuneInString: overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t utf8SequenceLength(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t n;
-  uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3f);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-    return 0;
-  return n;
-}
-}  // namespace
 
 void JsonWriter::string(std::string_view s) {
   static const char* kHex = "0123456789abcdef";
@@ -57,7 +37,7 @@ void JsonWriter::string(std::string_view s) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       // As Go's encoding/json: U+2028/U+2029 escaped, invalid UTF-8 replaced by U+FFFD.
-      const size_t n = utf8SequenceLength(s, i);
+      const size_t n = utf8::sequenceLength(s, i);
       if (n == 3 && c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
           (static_cast<unsigned char>(s[i + 2]) & 0xfe) == 0xa8) {
         out_.append(s.data() + start, i - start);

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "api/support/codec.h"
+#include "api/support/utf8.h"
+
 namespace kcm::api::proto {
 
 bool Reader::skip(const Tag& t) {
@@ -79,14 +82,14 @@ bool read(Reader& r, const Tag& t, double& out) {
 bool read(Reader& r, const Tag& t, String& out) {
   std::string_view b;
   if (!readLen(r, t, b)) return false;
-  out = String(b);
+  out = utf8::valid(b) ? String(b) : String(utf8::toValid(b));
   return true;
 }
 
 bool readInterned(Reader& r, const Tag& t, String& out) {
   std::string_view b;
   if (!readLen(r, t, b)) return false;
-  out = String::interned(b);
+  out = internedText(b);
   return true;
 }
 
@@ -134,7 +137,7 @@ bool read(Reader& r, const Tag& t, IntOrString& out) {
         return read(m, f, out.intVal) ? 1 : -1;
       case 3:
         if (!readLen(m, f, s)) return -1;
-        out.strVal.assign(s);
+        out.strVal = utf8::valid(s) ? std::string(s) : utf8::toValid(s);
         return 1;
       default:
         return 0;
@@ -178,7 +181,8 @@ bool read(Reader& r, const Tag& t, RawJson& out) {
     std::string_view b;
     if (f.field != 1) return 0;
     if (!readLen(m, f, b)) return -1;
-    out.json.assign(b);
+    // Go keeps any bytes here and fails only when it encodes them; ours must be one JSON value, as from JSON.
+    if (!b.empty() && !codec::compactJson(b, out.json)) return -1;
     return 1;
   });
 }

@@ -13,6 +13,7 @@
 
 #include "api/support/string.h"
 #include "api/support/types.h"
+#include "api/support/utf8.h"
 
 namespace kcm::api::proto {
 
@@ -88,6 +89,12 @@ bool unwrap(std::string_view b, Envelope& out);
 bool splitWatchEvent(std::string_view frame, std::string& type, std::string_view& object);
 
 // Scalars and strings.
+// Text from the wire as an interned String, each byte that starts no valid UTF-8 sequence made U+FFFD (Go keeps the
+// bytes and its JSON encoder replaces them; doing it on the way in keeps what we write back equal to what we read).
+inline String internedText(std::string_view b) {
+  return utf8::valid(b) ? String::interned(b) : String::interned(utf8::toValid(b));
+}
+
 bool read(Reader& r, const Tag& t, int32_t& out);
 bool read(Reader& r, const Tag& t, int64_t& out);
 bool read(Reader& r, const Tag& t, bool& out);
@@ -185,6 +192,8 @@ bool readMap(Reader& r, const Tag& t, StringMap<V>& out) {
     }
   }
   if (!e.ok()) return r.fail();
+  std::string validKey;
+  if (!utf8::valid(key)) key = validKey = utf8::toValid(key);
   V& slot = out.decodedSlot(key);
   if (!value) return true;  // a zero value
   Reader v(value->second);

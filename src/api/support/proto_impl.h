@@ -22,8 +22,8 @@ inline Status bad(std::string_view what) {
 template <class T>
 void setTypeMeta(T& out, const Envelope& e) {
   if constexpr (requires { out.apiVersion = String(e.apiVersion); out.kind = String(e.kind); }) {
-    if (!e.apiVersion.empty()) out.apiVersion = String::interned(e.apiVersion);
-    if (!e.kind.empty()) out.kind = String::interned(e.kind);
+    if (!e.apiVersion.empty()) out.apiVersion = internedText(e.apiVersion);
+    if (!e.kind.empty()) out.kind = internedText(e.kind);
   }
 }
 

@@ -174,6 +174,48 @@ TEST(Proto, MalformedInputIsAnErrorNotACrash) {
   EXPECT_EQ(p.metadata.name, "u");
 }
 
+// Bytes that are not UTF-8 become U+FFFD, one per byte, wherever text is read (the envelope's kind, strings, map
+// keys and values, IntOrString): the object encodes to the JSON Go's encoder would write and decodes back equal.
+TEST(Proto, InvalidUtf8BecomesReplacementCharacters) {
+  const std::string bad = "a\xd4z\xc0\x80";  // a lone lead byte, an overlong NUL
+  Msg meta = Msg().str(1, bad).entry(11, bad, bad);
+  Msg spec = Msg().msg(2, Msg().str(1, "c").msg(6, Msg().str(1, bad)))
+                 .msg(2, Msg().str(1, "d").msg(11, Msg().msg(1, Msg().msg(2, Msg().msg(2, Msg().varint(1, 1).str(3, bad))))));
+  Pod p;
+  ASSERT_TRUE(core::v1::fromJson(Msg::envelope("v1", "P\xff" "d", Msg().msg(1, meta).msg(2, spec)), p).ok());
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(p.kind, "P" + fffd + "d");
+  EXPECT_EQ(p.metadata.name, "a" + fffd + "z" + fffd + fffd);
+  ASSERT_EQ(p.metadata.labels.size(), 1u);
+  EXPECT_EQ(p.metadata.labels.begin()->first, p.metadata.name);
+  EXPECT_EQ(p.metadata.labels.begin()->second, p.metadata.name);
+  EXPECT_EQ(p.spec.containers.at(0).ports.at(0).name, p.metadata.name);
+  ASSERT_TRUE(p.spec.containers.at(1).readinessProbe && p.spec.containers.at(1).readinessProbe->httpGet);
+  EXPECT_EQ(p.spec.containers.at(1).readinessProbe->httpGet->port.strVal, std::string(p.metadata.name.view()));
+  const std::string once = core::v1::toJson(p);
+  Pod again;
+  ASSERT_TRUE(core::v1::fromJson(once, again).ok());
+  EXPECT_EQ(core::v1::toJson(again), once);
+}
+
+// RawExtension and FieldsV1 bytes must hold one JSON value (kept compact, as Go's encoder writes them); other bytes
+// fail the decode instead of reaching a request body we would write.
+TEST(Proto, RawJsonMustBeOneJsonValue) {
+  auto withFields = [](std::string_view raw) {
+    Msg entry = Msg().str(1, "kcm").str(2, "Update").str(3, "v1").str(6, "FieldsV1").msg(7, Msg().str(1, raw));
+    return Msg::envelope("v1", "Pod", Msg().msg(1, Msg().str(1, "p").msg(17, entry)));
+  };
+  Pod p;
+  ASSERT_TRUE(core::v1::fromJson(withFields("{\"f:metadata\": {\"f:labels\": {}}}\n"), p).ok());
+  ASSERT_EQ(p.metadata.managedFields.size(), 1u);
+  EXPECT_EQ(p.metadata.managedFields[0].manager, "kcm");
+  ASSERT_TRUE(p.metadata.managedFields[0].fieldsV1);
+  EXPECT_EQ(p.metadata.managedFields[0].fieldsV1->json, "{\"f:metadata\":{\"f:labels\":{}}}");
+  EXPECT_FALSE(core::v1::fromJson(withFields("{\"f:metadata\""), p).ok());
+  EXPECT_FALSE(core::v1::fromJson(withFields("{} {}"), p).ok());
+  EXPECT_FALSE(core::v1::fromJson(withFields("\"\xff\""), p).ok());
+}
+
 // A Go named slice is a message of its own on the wire (APIResource.verbs: `message Verbs {repeated items = 1}`).
 TEST(Proto, NamedSliceWrapperMessage) {
   Msg res = Msg().str(1, "pods").varint(2, 1).str(3, "Pod").msg(4, Msg().str(1, "get").str(1, "list")).str(5, "po");
