@@ -492,7 +492,7 @@ bool decodeProto(std::string_view bytes, HorizontalPodAutoscalerStatus& out) {
         if (!read(r0, t0, out.observedGeneration.emplace())) return false;
         continue;
       case 2:
-        if (!read(r0, t0, out.lastScaleTime.emplace())) return false;
+        if (!read(r0, t0, out.lastScaleTime)) return false;
         continue;
       case 3:
         if (!read(r0, t0, out.currentReplicas)) return false;

@@ -274,10 +274,10 @@ bool decodeProto(std::string_view bytes, CronJobStatus& out) {
         if (!readRepeated(r0, t0, out.active)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.lastScheduleTime.emplace())) return false;
+        if (!read(r0, t0, out.lastScheduleTime)) return false;
         continue;
       case 5:
-        if (!read(r0, t0, out.lastSuccessfulTime.emplace())) return false;
+        if (!read(r0, t0, out.lastSuccessfulTime)) return false;
         continue;
       default:
         break;
@@ -387,10 +387,10 @@ bool decodeProto(std::string_view bytes, JobStatus& out) {
         if (!readRepeated(r0, t0, out.conditions)) return false;
         continue;
       case 2:
-        if (!read(r0, t0, out.startTime.emplace())) return false;
+        if (!read(r0, t0, out.startTime)) return false;
         continue;
       case 3:
-        if (!read(r0, t0, out.completionTime.emplace())) return false;
+        if (!read(r0, t0, out.completionTime)) return false;
         continue;
       case 4:
         if (!read(r0, t0, out.active)) return false;

@@ -246,13 +246,13 @@ bool decodeProto(std::string_view bytes, PodCertificateRequestStatus& out) {
         if (!read(r0, t0, out.certificateChain)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.notBefore.emplace())) return false;
+        if (!read(r0, t0, out.notBefore)) return false;
         continue;
       case 5:
-        if (!read(r0, t0, out.beginRefreshAt.emplace())) return false;
+        if (!read(r0, t0, out.beginRefreshAt)) return false;
         continue;
       case 6:
-        if (!read(r0, t0, out.notAfter.emplace())) return false;
+        if (!read(r0, t0, out.notAfter)) return false;
         continue;
       default:
         break;

@@ -18,10 +18,10 @@ bool decodeProto(std::string_view bytes, LeaseSpec& out) {
         if (!read(r0, t0, out.leaseDurationSeconds.emplace())) return false;
         continue;
       case 3:
-        if (!read(r0, t0, out.acquireTime.emplace())) return false;
+        if (!read(r0, t0, out.acquireTime)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.renewTime.emplace())) return false;
+        if (!read(r0, t0, out.renewTime)) return false;
         continue;
       case 5:
         if (!read(r0, t0, out.leaseTransitions.emplace())) return false;

@@ -476,7 +476,7 @@ bool decodeProto(std::string_view bytes, Taint& out) {
         if (!read(r0, t0, out.effect)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.timeAdded.emplace())) return false;
+        if (!read(r0, t0, out.timeAdded)) return false;
         continue;
       default:
         break;
@@ -1253,7 +1253,7 @@ bool decodeProto(std::string_view bytes, PersistentVolumeStatus& out) {
         if (!readInterned(r0, t0, out.reason)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.lastPhaseTransitionTime.emplace())) return false;
+        if (!read(r0, t0, out.lastPhaseTransitionTime)) return false;
         continue;
       default:
         break;
@@ -2426,7 +2426,7 @@ bool decodeProto(std::string_view bytes, PodStatus& out) {
         if (!read(r0, t0, out.podIP)) return false;
         continue;
       case 7:
-        if (!read(r0, t0, out.startTime.emplace())) return false;
+        if (!read(r0, t0, out.startTime)) return false;
         continue;
       case 8:
         if (!readRepeated(r0, t0, out.containerStatuses)) return false;

@@ -388,7 +388,7 @@ bool decodeProto(std::string_view bytes, ManagedFieldsEntry& out) {
         if (!readInterned(r0, t0, out.apiVersion)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.time.emplace())) return false;
+        if (!read(r0, t0, out.time)) return false;
         continue;
       case 6:
         if (!read(r0, t0, out.fieldsType)) return false;
@@ -468,7 +468,7 @@ bool decodeProto(std::string_view bytes, ObjectMeta& out) {
         if (!read(r0, t0, out.creationTimestamp)) return false;
         continue;
       case 9:
-        if (!read(r0, t0, out.deletionTimestamp.emplace())) return false;
+        if (!read(r0, t0, out.deletionTimestamp)) return false;
         continue;
       case 10:
         if (!read(r0, t0, out.deletionGracePeriodSeconds.emplace())) return false;

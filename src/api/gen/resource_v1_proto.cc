@@ -224,7 +224,7 @@ bool decodeProto(std::string_view bytes, AllocationResult& out) {
         if (!read(r0, t0, out.nodeSelector.emplace())) return false;
         continue;
       case 5:
-        if (!read(r0, t0, out.allocationTimestamp.emplace())) return false;
+        if (!read(r0, t0, out.allocationTimestamp)) return false;
         continue;
       default:
         break;
@@ -438,7 +438,7 @@ bool decodeProto(std::string_view bytes, DeviceTaint& out) {
         if (!read(r0, t0, out.effect)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.timeAdded.emplace())) return false;
+        if (!read(r0, t0, out.timeAdded)) return false;
         continue;
       default:
         break;

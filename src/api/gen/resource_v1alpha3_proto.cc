@@ -21,7 +21,7 @@ bool decodeProto(std::string_view bytes, DeviceTaint& out) {
         if (!read(r0, t0, out.effect)) return false;
         continue;
       case 4:
-        if (!read(r0, t0, out.timeAdded.emplace())) return false;
+        if (!read(r0, t0, out.timeAdded)) return false;
         continue;
       default:
         break;

@@ -110,11 +110,7 @@ error_code decodeValue(Value v, IntOrString& out) {
 error_code decodeValue(Value v, Time& out) {
   std::string_view s;
   if (auto e = v.get_string().get(s)) return e;
-  if (s.empty()) {
-    out = Time{};
-    return ::simdjson::SUCCESS;
-  }
-  auto t = Time::parse(s);
+  auto t = Time::parse(s);  // "" too is an error, as Go's time.Parse (a zero time is null)
   if (!t) return ::simdjson::INCORRECT_TYPE;
   out = *t;
   return ::simdjson::SUCCESS;
@@ -123,11 +119,7 @@ error_code decodeValue(Value v, Time& out) {
 error_code decodeValue(Value v, MicroTime& out) {
   std::string_view s;
   if (auto e = v.get_string().get(s)) return e;
-  if (s.empty()) {
-    out = MicroTime{};
-    return ::simdjson::SUCCESS;
-  }
-  auto t = MicroTime::parse(s);
+  auto t = MicroTime::parse(s);  // "" too is an error, as Go's time.Parse (a zero time is null)
   if (!t) return ::simdjson::INCORRECT_TYPE;
   out = *t;
   return ::simdjson::SUCCESS;

@@ -109,6 +109,16 @@ bool read(Reader& r, const Tag& t, Time& out);
 bool read(Reader& r, const Tag& t, MicroTime& out);
 bool read(Reader& r, const Tag& t, RawJson& out);
 
+// A *metav1.Time: an empty message is the zero time, which Go's JSON encoder writes as null and which reads back
+// as unset; it is unset here from the start, so the object encodes as it decodes.
+template <class T>
+  requires(std::is_same_v<T, Time> || std::is_same_v<T, MicroTime>)
+bool read(Reader& r, const Tag& t, std::optional<T>& out) {
+  if (!read(r, t, out.emplace())) return false;
+  if (out->isZero()) out.reset();
+  return true;
+}
+
 // A nested message: decodeProto(bytes, T&) of T's generated group, found by argument-dependent lookup.
 template <class T>
   requires std::is_class_v<T>

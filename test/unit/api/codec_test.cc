@@ -61,6 +61,18 @@ TEST(Codec, DecodesTypedFields) {
   EXPECT_FALSE(pod.status.unknownFields.empty());
 }
 
+// As metav1.Time's UnmarshalJSON: null is the zero time (a *Time stays unset), "" is not a time at all.
+TEST(Codec, EmptyTimeStringIsAnErrorAndNullIsUnset) {
+  core::v1::Pod pod;
+  EXPECT_FALSE(decodeJson(R"({"metadata":{"deletionTimestamp":""}})", pod).ok());
+  EXPECT_FALSE(decodeJson(R"({"metadata":{"creationTimestamp":""}})", pod).ok());
+  coordination::v1::Lease lease;
+  EXPECT_FALSE(decodeJson(R"({"spec":{"renewTime":""}})", lease).ok());
+  ASSERT_TRUE(decodeJson(R"({"metadata":{"deletionTimestamp":null,"creationTimestamp":null}})", pod).ok());
+  EXPECT_FALSE(pod.metadata.deletionTimestamp.has_value());
+  EXPECT_TRUE(pod.metadata.creationTimestamp.isZero());
+}
+
 TEST(Codec, BytesAreBase64) {
   certificates::v1::CertificateSigningRequest csr;
   ASSERT_TRUE(decodeJson(readTestdata("csr.json"), csr).ok());

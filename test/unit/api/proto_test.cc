@@ -216,6 +216,18 @@ TEST(Proto, RawJsonMustBeOneJsonValue) {
   EXPECT_FALSE(core::v1::fromJson(withFields("\"\xff\""), p).ok());
 }
 
+// An empty Time message is the zero time: a *Time holding it would encode as null and read back unset, so it is
+// unset from the start; a set one is kept.
+TEST(Proto, EmptyTimeMessageLeavesATimePointerUnset) {
+  Pod p;
+  ASSERT_TRUE(core::v1::fromJson(Msg::envelope("v1", "Pod", Msg().msg(1, Msg().str(1, "p").msg(9, Msg()))), p).ok());
+  EXPECT_FALSE(p.metadata.deletionTimestamp.has_value());
+  ASSERT_TRUE(core::v1::fromJson(
+      Msg::envelope("v1", "Pod", Msg().msg(1, Msg().str(1, "p").msg(9, Msg().varint(1, 1767322800)))), p).ok());
+  ASSERT_TRUE(p.metadata.deletionTimestamp.has_value());
+  EXPECT_EQ(p.metadata.deletionTimestamp->rfc3339(), "2026-01-02T03:00:00Z");
+}
+
 // A Go named slice is a message of its own on the wire (APIResource.verbs: `message Verbs {repeated items = 1}`).
 TEST(Proto, NamedSliceWrapperMessage) {
   Msg res = Msg().str(1, "pods").varint(2, 1).str(3, "Pod").msg(4, Msg().str(1, "get").str(1, "list")).str(5, "po");
