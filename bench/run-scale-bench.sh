@@ -7,7 +7,8 @@
 #   CPU        the kcm's CPU seconds over that time, and the apiserver's (/proc of each)
 #   RSS        peak (VmHWM) and steady (VmRSS 30 s after converging); threads: most seen (sampled every 2 s)
 #   requests/s the kcm's requests per second, and its writes (create/update/patch/delete), from the apiserver's
-#              audit log (AUDIT_KCM_ALL: the kcm's own user and kube-system's service accounts)
+#              audit log (AUDIT_KCM_ALL: the kcm's own user and kube-system's service accounts), then the
+#              writes by verb and resource (bench/audit_breakdown.py)
 # Then the kcm is restarted with all of it in place (its initial lists: the apiserver's CPU in the first 30 s,
 # less the background) and deletes the namespace (its namespace and garbage collector controllers) before the next run.
 # Both binaries get the same client rate limits (QPS, burst x2): the defaults (20/30) would make a 30,000-pod
@@ -70,6 +71,8 @@ run_one() {  # run_one LABEL BINARY
   printf "%-9s %6d pods converged in %7.1f s  kcm CPU %7.1f s  apiserver CPU %7.1f s  peak RSS %7s MiB  steady RSS %7s MiB  threads %3d  requests %7d (%5.1f/s)  writes %7d (%5.1f/s)\n" \
     "$label" "$((nd * nr))" "$secs" "$cpu" "$api" "$(proc_hwm_mib "$pid")" "$(proc_rss_mib "$pid")" "$maxthreads" \
     "$r" "$(echo "$r / $secs" | bc -l)" "$w" "$(echo "$w / $secs" | bc -l)"
+  echo "${label} writes by verb and resource:"
+  python3 "${REPO_ROOT}/bench/audit_breakdown.py" "$ns" "$t0" "$t1" "${CLUSTER_DIR}"/audit*.log | head -25
   # Restart with everything in place: the apiserver's CPU for the kcm's initial lists (a 30 s window from the
   # start, less the cluster's own background over 15 s without any kcm, scaled to 30 s).
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
