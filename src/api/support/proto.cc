@@ -82,7 +82,8 @@ bool read(Reader& r, const Tag& t, double& out) {
 bool read(Reader& r, const Tag& t, String& out) {
   std::string_view b;
   if (!readLen(r, t, b)) return false;
-  out = utf8::valid(b) ? String(b) : String(utf8::toValid(b));
+  std::string scratch;
+  out = String(validText(b, scratch));
   return true;
 }
 
@@ -135,10 +136,12 @@ bool read(Reader& r, const Tag& t, IntOrString& out) {
         return 1;
       case 2:
         return read(m, f, out.intVal) ? 1 : -1;
-      case 3:
+      case 3: {
         if (!readLen(m, f, s)) return -1;
-        out.strVal = utf8::valid(s) ? std::string(s) : utf8::toValid(s);
+        std::string scratch;
+        out.strVal = validText(s, scratch);
         return 1;
+      }
       default:
         return 0;
     }

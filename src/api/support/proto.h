@@ -89,10 +89,17 @@ bool unwrap(std::string_view b, Envelope& out);
 bool splitWatchEvent(std::string_view frame, std::string& type, std::string_view& object);
 
 // Scalars and strings.
-// Text from the wire as an interned String, each byte that starts no valid UTF-8 sequence made U+FFFD (Go keeps the
-// bytes and its JSON encoder replaces them; doing it on the way in keeps what we write back equal to what we read).
+// Text from the wire with each byte that starts no valid UTF-8 sequence made U+FFFD (Go keeps the bytes and its JSON
+// encoder replaces them; doing it on the way in keeps what we write back equal to what we read): b itself when it
+// is valid, else the repaired copy kept in `scratch`.
+inline std::string_view validText(std::string_view b, std::string& scratch) {
+  if (utf8::valid(b)) return b;
+  scratch = utf8::toValid(b);
+  return scratch;
+}
 inline String internedText(std::string_view b) {
-  return utf8::valid(b) ? String::interned(b) : String::interned(utf8::toValid(b));
+  std::string scratch;
+  return String::interned(validText(b, scratch));
 }
 
 bool read(Reader& r, const Tag& t, int32_t& out);
@@ -202,8 +209,8 @@ bool readMap(Reader& r, const Tag& t, StringMap<V>& out) {
     }
   }
   if (!e.ok()) return r.fail();
-  std::string validKey;
-  if (!utf8::valid(key)) key = validKey = utf8::toValid(key);
+  std::string scratch;
+  key = validText(key, scratch);
   V& slot = out.decodedSlot(key);
   if (!value) return true;  // a zero value
   Reader v(value->second);
