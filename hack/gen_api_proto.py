@@ -123,8 +123,8 @@ def switch_lines(msgs, pname, fields, used, interned, member, reader, ind, depth
                 raise ValueError("%s.%s: member %s (%s) cannot be read from proto %s %s"
                                  % (pname, fname, f.jname, f.cpp_type, label, typ))
             m = "out." + member(f.jname)
-            if f.optional and f.cpp_type not in ("::kcm::api::Time", "::kcm::api::MicroTime"):
-                m += ".emplace()"  # a *Time is read whole: an empty message (zero) leaves it unset, as null does
+            if f.optional and f.cpp_type not in ("::kcm::api::Time", "::kcm::api::MicroTime", "::kcm::api::RawJson"):
+                m += ".emplace()"  # a *Time or *FieldsV1 is read whole: an empty message leaves it unset, as null does
             stmt = read_stmt(f, m, interned)
             if f.kind == "array" and label == "optional":  # a Go named slice: `message Verbs {repeated items = 1}`
                 stmt = "readWrapped(r, t, %s)" % m

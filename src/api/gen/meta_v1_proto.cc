@@ -394,7 +394,7 @@ bool decodeProto(std::string_view bytes, ManagedFieldsEntry& out) {
         if (!read(r0, t0, out.fieldsType)) return false;
         continue;
       case 7:
-        if (!read(r0, t0, out.fieldsV1.emplace())) return false;
+        if (!read(r0, t0, out.fieldsV1)) return false;
         continue;
       case 8:
         if (!readInterned(r0, t0, out.subresource)) return false;

@@ -46,7 +46,7 @@ bool decodeProto(std::string_view bytes, AllocatedDeviceStatus& out) {
         if (!readRepeated(r0, t0, out.conditions)) return false;
         continue;
       case 5:
-        if (!read(r0, t0, out.data.emplace())) return false;
+        if (!read(r0, t0, out.data)) return false;
         continue;
       case 6:
         if (!read(r0, t0, out.networkData.emplace())) return false;

@@ -116,13 +116,18 @@ bool read(Reader& r, const Tag& t, Time& out);
 bool read(Reader& r, const Tag& t, MicroTime& out);
 bool read(Reader& r, const Tag& t, RawJson& out);
 
-// A *metav1.Time: an empty message is the zero time, which Go's JSON encoder writes as null and which reads back
-// as unset; it is unset here from the start, so the object encodes as it decodes.
+// A *metav1.Time, *FieldsV1 or *RawExtension: an empty message (the zero time, no raw bytes) is what Go's JSON
+// encoder writes as null and what reads back as unset; it is unset here from the start, so the object encodes as it
+// decodes.
 template <class T>
-  requires(std::is_same_v<T, Time> || std::is_same_v<T, MicroTime>)
+  requires(std::is_same_v<T, Time> || std::is_same_v<T, MicroTime> || std::is_same_v<T, RawJson>)
 bool read(Reader& r, const Tag& t, std::optional<T>& out) {
   if (!read(r, t, out.emplace())) return false;
-  if (out->isZero()) out.reset();
+  if constexpr (std::is_same_v<T, RawJson>) {
+    if (out->json.empty()) out.reset();
+  } else if (out->isZero()) {
+    out.reset();
+  }
   return true;
 }
 

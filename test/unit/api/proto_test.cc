@@ -228,6 +228,30 @@ TEST(Proto, EmptyTimeMessageLeavesATimePointerUnset) {
   EXPECT_EQ(p.metadata.deletionTimestamp->rfc3339(), "2026-01-02T03:00:00Z");
 }
 
+// Likewise a FieldsV1 message without raw bytes (or with an empty raw field): Go's encoder writes that *FieldsV1 as
+// null, which reads back unset, so it is unset from the start and the managed-fields entry encodes as it decodes.
+TEST(Proto, EmptyFieldsV1MessageLeavesItUnset) {
+  auto withFields = [](const Msg& fields) {
+    Msg entry = Msg().str(1, "kcm").str(2, "Update").msg(7, fields);
+    return Msg::envelope("v1", "Pod", Msg().msg(1, Msg().str(1, "p").msg(17, entry)));
+  };
+  for (const Msg& fields : {Msg(), Msg().str(1, ""), Msg().varint(4, 7)}) {
+    Pod p;
+    ASSERT_TRUE(core::v1::fromJson(withFields(fields), p).ok());
+    ASSERT_EQ(p.metadata.managedFields.size(), 1u);
+    EXPECT_FALSE(p.metadata.managedFields[0].fieldsV1.has_value());
+    const std::string once = core::v1::toJson(p);
+    EXPECT_EQ(once.find("fieldsV1"), std::string::npos) << once;
+    Pod again;
+    ASSERT_TRUE(core::v1::fromJson(once, again).ok());
+    EXPECT_EQ(core::v1::toJson(again), once);
+  }
+  Pod p;
+  ASSERT_TRUE(core::v1::fromJson(withFields(Msg().str(1, "{}")), p).ok());
+  ASSERT_TRUE(p.metadata.managedFields.at(0).fieldsV1.has_value());
+  EXPECT_EQ(p.metadata.managedFields[0].fieldsV1->json, "{}");
+}
+
 // A Go named slice is a message of its own on the wire (APIResource.verbs: `message Verbs {repeated items = 1}`).
 TEST(Proto, NamedSliceWrapperMessage) {
   Msg res = Msg().str(1, "pods").varint(2, 1).str(3, "Pod").msg(4, Msg().str(1, "get").str(1, "list")).str(5, "po");
