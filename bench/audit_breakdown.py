@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The kcm's writes by verb and resource from the apiserver's audit log, for one scale-bench run: events of stage
 ResponseComplete with a write verb whose stageTimestamp falls in [T0, T1] (Unix seconds), split into the run's own
-namespace and everything else. Prints one line per (verb, resource[/subresource], where), most first.
+namespace and everything else. Prints one line per (verb, resource[/subresource], where), most first, then for
+each resource updated or patched in the run namespace how many objects got 1, 2, 3... such writes (whether extra
+writes come from a few objects or from every one).
 Usage: audit_breakdown.py NAMESPACE T0 T1 AUDIT_LOG..."""
 import collections
 import datetime
@@ -21,6 +23,7 @@ def seconds(ts):
 def main():
     ns, t0, t1, logs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
     counts = collections.Counter()
+    per_object = collections.defaultdict(collections.Counter)  # resource -> object name -> updates and patches
     for path in logs:
         with open(path, errors="replace") as f:
             for line in f:
@@ -35,9 +38,15 @@ def main():
                 ref = ev.get("objectRef", {})
                 res = ref.get("resource", "?") + ("/" + ref["subresource"] if ref.get("subresource") else "")
                 where = "run namespace" if ref.get("namespace") == ns else (ref.get("namespace") or "cluster-scoped")
-                counts[(ev["verb"], res, where, ev.get("responseStatus", {}).get("code", 0) >= 400)] += 1
+                failed = ev.get("responseStatus", {}).get("code", 0) >= 400
+                counts[(ev["verb"], res, where, failed)] += 1
+                if ev["verb"] in ("update", "patch") and ref.get("namespace") == ns and not failed:
+                    per_object[res][ref.get("name", "?")] += 1
     for (verb, res, where, failed), n in counts.most_common():
         print("  %7d  %-7s %-36s %s%s" % (n, verb, res, where, "  (failed)" if failed else ""))
+    for res, objects in sorted(per_object.items()):
+        spread = collections.Counter(objects.values())
+        print("  %-36s updates per object: %s" % (res, ", ".join("%dx %d" % (k, spread[k]) for k in sorted(spread))))
 
 
 if __name__ == "__main__":
