@@ -658,17 +658,23 @@ class SharedInformer : public InformerBase {
     const std::string rv = ev.object.metadata.resourceVersion;
     const std::string key = metaNamespaceKey(ev.object);
     const auto began = clock_.now();
+    // The store's resourceVersion moves with the object, before any handler hears of it (client-go sets both
+    // under the store's lock): a sync that a handler starts must find the cache at least at this version, or the
+    // stale-cache guard (runtime/consistency.h) fails it and the key waits out a rate-limited retry.
     if (ev.type == "ADDED" || ev.type == "MODIFIED") {
       Ptr obj = prepare(std::move(ev.object));
       Ptr old = store_.upsert(key, obj);
+      setRv(rv);
       notify(old ? Notification{Kind::kUpdate, old, obj, false} : Notification{Kind::kAdd, nullptr, obj, false});
     } else if (ev.type == "DELETED") {
       Ptr obj = prepare(std::move(ev.object));
       Ptr old = store_.erase(key);
+      setRv(rv);
       notify({Kind::kDelete, old ? old : obj, nullptr, false});
+    } else {
+      setRv(rv);
     }
     if (opts_.metrics) opts_.metrics->observeProcessing(clock_.now() - began);
-    setRv(rv);
   }
 
   Status listAndReplace(const std::string& rv) {

@@ -238,6 +238,70 @@ TEST(SharedInformer, ResumesFromLastResourceVersionAfterADroppedWatch) {
   EXPECT_EQ(s.watchRvs[1], "6");
 }
 
+// A fake clock whose now(), read off the test's thread, takes 5 ms: the reflector reads the clock after telling
+// the handlers of an event (the processing-latency metric), so a handler that ran then and found the store's
+// resourceVersion short of its event's would catch the store's version being moved after the handlers heard.
+class SlowNowClock : public Clock {
+ public:
+  explicit SlowNowClock(std::thread::id test) : test_(test) {}
+  TimePoint now() const override {
+    if (std::this_thread::get_id() != test_) std::this_thread::sleep_for(milliseconds(5));
+    return fake_.now();
+  }
+  std::chrono::system_clock::time_point wallNow() const override { return fake_.wallNow(); }
+  bool sleepFor(Duration d, std::stop_token stop) override { return fake_.sleepFor(d, stop); }
+  TimerId schedule(TimePoint due, std::function<void()> fn) override { return fake_.schedule(due, std::move(fn)); }
+  bool cancel(TimerId id) override { return fake_.cancel(id); }
+
+ private:
+  std::thread::id test_;
+  mutable FakeClock fake_;
+};
+
+// client-go moves the store's resourceVersion with the object, before the handlers hear of it: a sync a handler
+// starts (the ReplicaSet controller's stale-cache guard reads lastSyncResourceVersion) must never find the cache
+// older than the event that started it. Each watch event is checked from inside its own handler call.
+TEST(SharedInformer, HandlersSeeTheStoreAtTheirEventsResourceVersion) {
+  SlowNowClock clock(std::this_thread::get_id());
+  Scripted s;
+  s.lists.push_back({{cm("a", "5")}, "5", ""});
+  std::vector<client::WatchEvent<ConfigMap>> events;
+  for (int i = 0; i < 40; ++i)
+    events.push_back(ev(i % 2 ? "MODIFIED" : "ADDED", cm("o" + std::to_string(i / 2), std::to_string(6 + i))));
+  events.push_back(ev("DELETED", cm("o0", "46")));
+  s.watches.push_back({events, Status(StatusCode::kCancelled, "")});
+  InformerOptions o;
+  o.clock = &clock;
+  o.metrics = std::make_shared<InformerMetrics>("handlers-see-store-rv", "", "v1", "configmaps");
+  SharedInformer<ConfigMap> inf(s.lw(), o);
+  std::mutex mu;
+  std::vector<std::string> behind;  // "event rv > store rv", as a handler found them
+  std::atomic<int> seen{0};
+  auto check = [&](const std::string& eventRv) {
+    if (eventRv == "5") {  // the list's item: the store takes the list's version once it holds the whole list
+      ++seen;
+      return;
+    }
+    const std::string storeRv = inf.lastSyncResourceVersion();
+    if (std::stoll(storeRv.empty() ? "0" : storeRv) < std::stoll(eventRv)) {
+      std::lock_guard l(mu);
+      behind.push_back(eventRv + ">" + storeRv);
+    }
+    ++seen;
+  };
+  EventHandler<ConfigMap> h;
+  h.onAdd = [&](const auto& obj) { check(obj->metadata.resourceVersion); };
+  h.onUpdate = [&](const auto&, const auto& obj) { check(obj->metadata.resourceVersion); };
+  h.onDelete = [&](const auto&, bool) { check("46"); };
+  auto registration = inf.addEventHandler(h);
+  std::jthread t([&](std::stop_token st) { inf.run(st); });
+  ASSERT_TRUE(eventually([&] { return seen.load() == 42; })) << seen.load();
+  t.request_stop();
+  t.join();
+  std::lock_guard l(mu);
+  EXPECT_TRUE(behind.empty()) << behind.size() << " handler calls found the store behind, the first " << behind.front();
+}
+
 TEST(SharedInformer, BookmarksAdvanceTheResourceVersion) {
   FakeClock clock;
   Scripted s;
