@@ -10,6 +10,7 @@
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -239,8 +240,23 @@ Status statusFromResponse(const std::string& method, const std::string& path, in
   return Status(codeFor(httpCode, reason), message);
 }
 
+// How many requests of a client are on the wire at once. client-go multiplexes a client's requests over one
+// HTTP/2 connection (up to the server's 250 streams), so its controllers are paced by the rate limiter alone; over
+// HTTP/1.1 a pool of connections stands in for it, each with TLS state of its own, so it is sized to what the
+// rate limiter lets through rather than to the callers: enough connections to spend `qps` at 100 ms per request
+// (6 at the default --kube-api-qps=20, 30 at 300), 64 when unlimited.
+namespace {
+int maxConnectionsFor(double qps) {
+  if (qps <= 0) return 64;
+  return std::clamp(static_cast<int>(std::ceil(qps / 10)), 6, 64);
+}
+}  // namespace
+
 RestClient::RestClient(RestConfig config, Clock& clock)
-    : config_(std::move(config)), clock_(clock), limiter_(config_.qps, config_.burst, clock) {}
+    : config_(std::move(config)),
+      clock_(clock),
+      limiter_(config_.qps, config_.burst, clock),
+      maxConnections_(maxConnectionsFor(config_.qps)) {}
 
 RestClient::~RestClient() = default;
 
@@ -424,13 +440,10 @@ std::unique_ptr<httplib::ClientImpl> RestClient::newConnection() {
   return c;
 }
 
-// At most kMaxConnections requests of a client are on the wire at once (client-go multiplexes a client's
-// requests over one HTTP/2 connection; over HTTP/1.1 a few connections stand in for it). Each connection owns
-// TLS state of its own, so a burst that opened one per caller would keep megabytes alive for nothing.
 std::unique_ptr<httplib::ClientImpl> RestClient::acquire() {
   {
     std::unique_lock l(mu_);
-    connCv_.wait(l, [&] { return !idle_.empty() || open_ < kMaxConnections; });
+    connCv_.wait(l, [&] { return !idle_.empty() || open_ < maxConnections_; });
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();

@@ -127,8 +127,8 @@ class RestClient {
   std::unique_ptr<Tls> tls_;
   StreamTarget streamTarget_;  // with one SSL_CTX shared by every stream of this client
   std::mutex mu_;
-  static constexpr int kMaxConnections = 6;
   std::condition_variable connCv_;
+  const int maxConnections_;  // requests on the wire at once: sized to the rate limit (rest_client.cc)
   int open_ = 0;  // connections of send(), idle or in use
   std::vector<std::unique_ptr<httplib::ClientImpl>> idle_;
   std::string token_;  // current bearer token (file or exec plugin)

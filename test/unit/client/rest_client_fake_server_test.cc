@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -351,6 +352,55 @@ TEST_F(FakeServer, ReadsTheBearerTokenFile) {
   req.path = "/x";
   ASSERT_TRUE((*c)->send(req).ok());
   EXPECT_EQ(auth, "Bearer file-token");
+}
+
+// How many of a client's requests are on the wire at once follows its rate limit (client-go multiplexes them
+// over HTTP/2 without a bound of its own): 6 at the default QPS of 20, qps/10 above that, 64 when unlimited.
+// 16 callers at once; the server holds each request until the expected number are in flight together (or 10 s),
+// then a little longer, so a pool larger than expected shows as more in flight. (The fake server's listen backlog
+// is short: a connection may wait out a SYN retry of a second or three, hence the generous 10 s.)
+TEST_F(FakeServer, RequestsInFlightFollowTheClientsQps) {
+  server_.new_task_queue = [] { return new httplib::ThreadPool(40); };
+  std::mutex mu;
+  std::condition_variable cv;
+  int inFlight = 0, most = 0, expect = 0;
+  server_.Get("/api/v1/namespaces/ns/pods/p", [&](const httplib::Request&, httplib::Response& res) {
+    {
+      std::unique_lock l(mu);
+      most = std::max(most, ++inFlight);
+      cv.notify_all();
+      cv.wait_for(l, std::chrono::seconds(10), [&] { return most >= expect; });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    {
+      std::lock_guard l(mu);
+      --inFlight;
+    }
+    res.set_content(R"({"metadata":{"name":"p"}})", "application/json");
+  });
+  start();
+  auto mostInFlight = [&](float qps, int expected) {
+    RestConfig cfg;
+    cfg.host = "http://127.0.0.1:" + std::to_string(port_);
+    cfg.qps = qps;
+    cfg.burst = 100;
+    auto c = RestClient::create(cfg, RealClock::get());
+    EXPECT_TRUE(c.ok());
+    {
+      std::lock_guard l(mu);
+      most = 0;
+      expect = expected;
+    }
+    std::vector<std::thread> callers;
+    for (int i = 0; i < 16; ++i)
+      callers.emplace_back([&] { EXPECT_TRUE(get<api::core::v1::Pod>(**c, "ns", "p").ok()); });
+    for (auto& t : callers) t.join();
+    std::lock_guard l(mu);
+    return most;
+  };
+  EXPECT_EQ(mostInFlight(20, 6), 6);
+  EXPECT_EQ(mostInFlight(100, 10), 10);
+  EXPECT_EQ(mostInFlight(-1, 16), 16);
 }
 
 }  // namespace
