@@ -13,6 +13,7 @@ seed_flags() {
 proc_cpu() { awk '{print ($14+$15)/100}' "/proc/$1/stat"; }
 proc_rss_mib() { awk '/VmRSS/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
 proc_hwm_mib() { awk '/VmHWM/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
+proc_threads() { awk '/^Threads:/{print $2}' "/proc/$1/status"; }
 
 # start_kcm LABEL BINARY: runs BINARY with FLAGS (log in the cluster's logs/bench-LABEL.log), waits until it holds
 # the lease; sets KCM_PID.
@@ -36,5 +37,20 @@ create_deployments() {
     echo "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d${i}\"},\"spec\":{\"replicas\":$3,"\
 "\"selector\":{\"matchLabels\":{\"app\":\"d${i}\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d${i}\"}},"\
 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.10\"}]}}}}"
+  done | kubectl create -n "$1" -f - >/dev/null
+}
+
+# available NS R: how many Deployments of NS report R available replicas.
+available() {
+  kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
+    grep -c "^$2\$" || true
+}
+
+# create_services NS S: Services s0..s(S-1), each selecting the pods of Deployment d<i>, in one kubectl create.
+create_services() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    echo "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s${i}\"},\"spec\":{\"selector\":"\
+"{\"app\":\"d${i}\"},\"ports\":[{\"port\":80,\"targetPort\":8080}]}}"
   done | kubectl create -n "$1" -f - >/dev/null
 }

@@ -35,18 +35,12 @@ sum_of() {  # sum_of RESOURCE JSONPATH-FIELD
 start_kcm "$label" "$bin"
 pid=$KCM_PID
 namespace_with_sa "$ns"
-for ((i = 0; i < nsvc; i++)); do
-  echo "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s${i}\"},\"spec\":{\"selector\":"\
-"{\"app\":\"d${i}\"},\"ports\":[{\"port\":80,\"targetPort\":8080}]}}"
-done | kubectl create -n "$ns" -f - >/dev/null
+create_services "$ns" "$nsvc"
 sleep 3
 cpu0=$(proc_cpu "$pid") api0=$(proc_cpu "$apiserver_pid") t0=$(date +%s.%N) maxthreads=0
 create_deployments "$ns" "$nd" "$nr"
-while true; do
-  done_count=$(kubectl get deployments -n "$ns" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' |
-    grep -c "^${nr}\$" || true)
-  [ "$done_count" = "$nd" ] && break
-  t=$(awk '/^Threads/{print $2}' "/proc/$pid/status")
+until [ "$(available "$ns" "$nr")" -ge "$nd" ]; do
+  t=$(proc_threads "$pid")
   [ "$t" -gt "$maxthreads" ] && maxthreads=$t
   if [ "${BENCH_PROGRESS:-0}" = 1 ]; then
     ready=$(kubectl get pods -n "$ns" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' |

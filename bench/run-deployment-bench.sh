@@ -16,11 +16,6 @@ CONTROLLERS="deployment,replicaset,serviceaccount,nodelifecycle"
 . "${REPO_ROOT}/bench/lib.sh"
 seed_flags "${CONTROLLERS}"
 
-available() {  # Deployments of namespace $1 with $2 available replicas
-  kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
-    grep -c "^$2\$" || true
-}
-
 run_one() {  # run_one LABEL BINARY
   local label="$1" bin="$2" ns="bench-$1"
   start_kcm "$label" "$bin"

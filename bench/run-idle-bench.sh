@@ -18,7 +18,6 @@ seed_flags "${controllers}"
 read -r -a extra_flags <<<"${IDLE_EXTRA_FLAGS:-}"
 FLAGS+=("${extra_flags[@]}")
 
-proc_threads() { awk '/^Threads:/{print $2}' "/proc/$1/status"; }
 
 run_one() {  # run_one LABEL BINARY
   start_kcm "$1" "$2"

@@ -29,25 +29,12 @@ seed_flags "*"
 FLAGS+=("--kubeconfig=${CLUSTER_DIR}/audited.conf" "--kube-api-qps=${qps}" "--kube-api-burst=$((qps * 2))")
 apiserver_pid=$(cat "${CLUSTER_DIR}/pids/kube-apiserver.pid")
 
-available() {  # Deployments of namespace $1 with $2 available replicas
-  kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null |
-    grep -c "^$2\$" || true
-}
 # The kcm's requests in the audit log (AUDIT_KCM_ALL: its own user and kube-system's service accounts, which
 # --use-service-account-credentials gives the controllers): all, and writes.
 requests() { cat "${CLUSTER_DIR}"/audit*.log 2>/dev/null | grep -c '"stage":"ResponseComplete"' || true; }
 writes() {
   cat "${CLUSTER_DIR}"/audit*.log 2>/dev/null | grep '"stage":"ResponseComplete"' |
     grep -c -E '"verb":"(create|update|patch|delete|deletecollection)"' || true
-}
-threads() { awk '/^Threads/{print $2}' "/proc/$1/status"; }
-
-create_services() {  # create_services NS S
-  local i
-  for ((i = 0; i < $2; i++)); do
-    echo "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s${i}\"},\"spec\":{\"selector\":"\
-"{\"app\":\"d${i}\"},\"ports\":[{\"port\":80,\"targetPort\":8080}]}}"
-  done | kubectl create -n "$1" -f - >/dev/null
 }
 
 run_one() {  # run_one LABEL BINARY
@@ -62,7 +49,7 @@ run_one() {  # run_one LABEL BINARY
   create_deployments "$ns" "$nd" "$nr"
   until [ "$(available "$ns" "$nr")" -ge "$nd" ]; do
     kill -0 "$pid" 2>/dev/null || die "${label}: kube-controller-manager exited (log: ${CLUSTER_DIR}/logs/bench-${label}.log)"
-    t=$(threads "$pid"); [ "$t" -gt "$maxthreads" ] && maxthreads=$t
+    t=$(proc_threads "$pid"); [ "$t" -gt "$maxthreads" ] && maxthreads=$t
     sleep 2
   done
   local t1 cpu api w r
